@@ -1,0 +1,207 @@
+"""The op record and the registry.
+
+One `OpDef` per op of the spec: its seed name and argument list (`params`, in the seed's
+order), its shape rule (`infer`, which also checks every constraint), and its numpy
+reference semantics (`reference`).  The builder, the verifier, the interpreter, the text
+parser path, the lowering and docs/status.md all read these records.
+
+How an op sits in MLIR (generic form, one result):
+
+    %r = "xla.<name>"(operands...) ({region per computation}) {attributes} : (...) -> type
+
+Operands keep the order of the seed's array parameters; when an op has several variadic
+operand groups the attribute `operandSegmentSizes` gives their lengths.  Computations are
+regions whose single block takes the computation's parameters and ends in `xla.return`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Sequence
+
+from .attrs import AttrKind
+from .checks import Check, XlaError
+from .ir import ir
+from .types import Shape
+
+REQUIRED = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One argument of an op, in the seed's order.
+
+    kind: 'operand' (one XlaOp), 'operands' (a sequence of XlaOps), 'attr' (a compile-time
+    value of `attr` kind), 'computation' (an XlaComputation), 'computations' (a sequence).
+    """
+    name: str
+    kind: str
+    attr: AttrKind | None = None
+    default: Any = REQUIRED
+    doc: str = ""
+
+    @property
+    def is_operand(self) -> bool: return self.kind in ("operand", "operands")
+
+    @property
+    def is_region(self) -> bool: return self.kind in ("computation", "computations")
+
+    @property
+    def variadic(self) -> bool: return self.kind in ("operands", "computations")
+
+    @property
+    def optional(self) -> bool: return self.default is not REQUIRED
+
+
+def Operand(name, doc=""): return Param(name, "operand", doc=doc)
+def Operands(name, doc=""): return Param(name, "operands", doc=doc)
+def Attr(name, kind, default=REQUIRED, doc=""): return Param(name, "attr", kind, default, doc)
+def Comp(name, doc=""): return Param(name, "computation", doc=doc)
+def Comps(name, doc=""): return Param(name, "computations", doc=doc)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sig:
+    """The program shape of a computation: parameter shapes and result shape."""
+    params: tuple
+    result: Shape
+
+    def __repr__(self):
+        return "(" + ", ".join(map(repr, self.params)) + f") -> {self.result!r}"
+
+
+def snake(seed: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", seed).lower()
+
+
+@dataclasses.dataclass
+class OpDef:
+    """The declarative record of one op."""
+    seed: str                          # name in the spec / XlaBuilder: "DotGeneral"
+    params: Sequence[Param]            # the seed's arguments, in order
+    infer: Callable                    # infer(chk, **args) -> Shape; raises XlaError
+    reference: Callable | None         # reference(**args, result=Shape) -> numpy value(s)
+    family: str                        # file in dialect/ops/ that holds it
+    section: str                       # heading of the spec section that defines it
+    name: str = ""                     # snake_case name: "dot_general" -> op "xla.dot_general"
+    doc: str = ""
+    bind: Callable | None = None       # custom mapping of a Python call onto params
+    side_effecting: bool = False
+    takes_builder: bool = False        # no array operand: the python function takes the Builder first
+
+    def __post_init__(self):
+        if not self.name:
+            self.name = snake(self.seed)
+        self.params = tuple(self.params)
+
+    @property
+    def mlir_name(self) -> str:
+        return "xla." + self.name
+
+    @property
+    def operand_params(self): return [p for p in self.params if p.is_operand]
+
+    @property
+    def region_params(self): return [p for p in self.params if p.is_region]
+
+    @property
+    def attr_params(self): return [p for p in self.params if p.kind == "attr"]
+
+    def check(self, location=None) -> Check:
+        return Check(self.name, location)
+
+    # -- MLIR encoding of operand groups and regions ---------------------------------------
+    def segment_attr(self, groups: dict) -> ir.Attribute | None:
+        ops = self.operand_params
+        if sum(p.variadic for p in ops) <= 1:
+            return None
+        sizes = [len(groups[p.name]) if p.variadic else 1 for p in ops]
+        return ir.DenseI32ArrayAttr.get(sizes)
+
+    def unpack(self, op: ir.Operation, chk: Check | None = None) -> dict:
+        """Split an MLIR op into {param name: Value | [Value] | python attr | Region | [Region]}."""
+        chk = chk or self.check()
+        out: dict[str, Any] = {}
+        operands = list(op.operands)
+        ops = self.operand_params
+        nvar = sum(p.variadic for p in ops)
+        if nvar > 1:
+            if "operandSegmentSizes" not in op.attributes:
+                chk.fail("operandSegmentSizes", "must be present for an op with several operand groups",
+                         None, show_got=False)
+            sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+            if len(sizes) != len(ops) or sum(sizes) != len(operands):
+                chk.fail("operandSegmentSizes", f"must give {len(ops)} sizes adding to {len(operands)}", sizes)
+        else:
+            fixed = len(ops) - nvar
+            if (nvar == 0 and len(operands) != fixed) or len(operands) < fixed:
+                chk.fail("operands", f"must number {fixed}{' or more' if nvar else ''}", len(operands))
+            sizes = [len(operands) - fixed if p.variadic else 1 for p in ops]
+        i = 0
+        for p, n in zip(ops, sizes):
+            vals = operands[i:i + n]
+            i += n
+            if not p.variadic and n != 1:
+                chk.fail(p.name, "must be one operand", n)
+            out[p.name] = list(vals) if p.variadic else vals[0]
+        regions = list(op.regions)
+        rps = self.region_params
+        fixed = sum(not p.variadic for p in rps)
+        nvar = len(regions) - fixed
+        if (nvar != 0 and not any(p.variadic for p in rps)) or nvar < 0:
+            chk.fail("regions", f"must number {fixed}", len(regions))
+        i = 0
+        for p in rps:
+            n = nvar if p.variadic else 1
+            out[p.name] = regions[i:i + n] if p.variadic else regions[i]
+            i += n
+        attrs = op.attributes
+        for p in self.attr_params:
+            if p.name in attrs:
+                try:
+                    out[p.name] = p.attr.from_attr(attrs[p.name])
+                except (ValueError, TypeError, KeyError) as e:
+                    chk.fail(p.name, f"must be {p.attr.what}", str(attrs[p.name]))
+            elif p.optional:
+                out[p.name] = p.default
+            else:
+                chk.fail(p.name, "is required", None, show_got=False)
+        return out
+
+
+# ----------------------------------------------------------------------------------------
+# registry
+# ----------------------------------------------------------------------------------------
+REGISTRY: dict[str, OpDef] = {}
+
+#: ops that are part of the IR's structure rather than of the spec.
+RETURN = "xla.return"
+
+
+def register(*defs: OpDef) -> None:
+    for d in defs:
+        if d.name in REGISTRY:
+            raise RuntimeError(f"op {d.name} registered twice")
+        REGISTRY[d.name] = d
+
+
+def lookup(mlir_name: str) -> OpDef | None:
+    if not mlir_name.startswith("xla."):
+        return None
+    return REGISTRY.get(mlir_name[4:])
+
+
+def all_ops() -> list[OpDef]:
+    from . import ops  # noqa: F401  (registers every family)
+    return sorted(REGISTRY.values(), key=lambda d: d.name)
+
+
+def location_str(loc: ir.Location) -> str | None:
+    """`file:line` of an MLIR location, when it has one."""
+    s = str(loc)
+    m = re.search(r'loc\("([^"]+)":(\d+):\d+\)', s)
+    return f"{m.group(1)}:{m.group(2)}" if m else None
+
+
+def raise_at(e: XlaError, loc) -> None:
+    raise e.at(location_str(loc) if isinstance(loc, ir.Location) else loc) from None

@@ -1,0 +1,2 @@
+"""Every op family of the xla dialect; importing this package registers all op records."""
+from . import contraction, elementwise, indexing, reduction, shape  # noqa: F401

@@ -1,0 +1,472 @@
+"""Element-wise ops: binary arithmetic, comparisons, unary functions, Select, Clamp,
+ConvertElementType, BitcastConvertType.  Families are tables, a line per op.
+
+Defined values where the spec says "implementation defined" (documented in
+docs/semantics.md and tested):
+- integer x / 0 = -1 (all bits set), x % 0 = x; INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0;
+- shifts by >= the bit width (or negative amounts): ShiftLeft and ShiftRightLogical give 0,
+  ShiftRightArithmetic gives the sign fill (0 or -1);
+- integer Pow with a negative exponent: 1 for base 1, +-1 for base -1, 0 otherwise;
+- float -> integer conversion truncates toward zero and saturates; NaN converts to 0;
+- Max/Min propagate NaN; complex Max/Min order by real part, then imaginary part.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import ETypeKind, Ints, Optional
+from ..checks import types_of
+from ..core import Attr, OpDef, Operand, register
+from ..types import (BF16, C64, C128, COMPLEX, F32, F64, FLOATS, INTEGERS, PRED, SIGNED,
+                     UNSIGNED, Shape)
+from .common import broadcast_binary, expand_operand
+
+NUM = INTEGERS + FLOATS + COMPLEX            # arithmetic types
+REAL = INTEGERS + FLOATS                     # ordered types
+INT_PRED = (PRED,) + INTEGERS
+ANY = (PRED,) + NUM
+FLOAT_CPLX = FLOATS + COMPLEX
+SEC_BIN = "Element-wise binary arithmetic operations"
+SEC_CMP = "Element-wise comparison operations"
+SEC_UN = "Element-wise unary functions"
+
+
+def _words(types) -> str:
+    kinds = []
+    for k, name in (("pred", "PRED"), ("sint", "signed integer"), ("uint", "unsigned integer"),
+                    ("float", "floating-point"), ("complex", "complex")):
+        if any(t.kind == k for t in types):
+            kinds.append(name)
+    return " or ".join(kinds) if len(kinds) < 3 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+
+
+# ----------------------------------------------------------------------------------------
+# numpy reference semantics
+# ----------------------------------------------------------------------------------------
+def _int_div(a, b):
+    a, b = np.broadcast_arrays(a, b)
+    dt = a.dtype
+    if dt.kind == "u":
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, np.array(np.iinfo(dt).max, dt), a // safe).astype(dt)
+    info = np.iinfo(dt)
+    bad = (b == 0) | ((a == info.min) & (b == -1))
+    sa = np.where(bad, 1, a).astype(np.int64)
+    sb = np.where(bad, 1, b).astype(np.int64)
+    q = (np.abs(sa) // np.abs(sb)) * np.sign(sa) * np.sign(sb)
+    q = np.where(b == 0, -1, np.where(bad, info.min, q))
+    return q.astype(dt)
+
+
+def _int_rem(a, b):
+    a, b = np.broadcast_arrays(a, b)
+    dt = a.dtype
+    if dt.kind == "u":
+        return np.where(b == 0, a, a % np.where(b == 0, 1, b)).astype(dt)
+    info = np.iinfo(dt)
+    bad = (b == 0) | ((a == info.min) & (b == -1))
+    sa = np.where(bad, 1, a).astype(np.int64)
+    sb = np.where(bad, 1, b).astype(np.int64)
+    r = np.fmod(sa, sb)
+    r = np.where(b == 0, a, np.where(bad, 0, r))
+    return r.astype(dt)
+
+
+def _div(a, b):
+    if a.dtype.kind in "iu":
+        return _int_div(a, b)
+    with np.errstate(all="ignore"):
+        return (a / b).astype(a.dtype)
+
+
+def _rem(a, b):
+    if a.dtype.kind in "iu":
+        return _int_rem(a, b)
+    with np.errstate(all="ignore"):
+        return np.fmod(a, b).astype(a.dtype)
+
+
+def _lexi(pick_max):
+    def f(a, b):
+        if a.dtype.kind == "c":
+            gt = (a.real > b.real) | ((a.real == b.real) & (a.imag > b.imag))
+            nan = np.isnan(a.real) | np.isnan(a.imag) | np.isnan(b.real) | np.isnan(b.imag)
+            r = np.where(gt if pick_max else ~gt & ~((a.real == b.real) & (a.imag == b.imag)), a, b)
+            return np.where(nan, np.array(complex("nan+nanj"), a.dtype), r).astype(a.dtype)
+        if a.dtype == np.bool_:
+            return (a | b) if pick_max else (a & b)
+        return (np.maximum if pick_max else np.minimum)(a, b).astype(a.dtype)
+    return f
+
+
+def _int_pow(a, b):
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dt = a.dtype
+    base = a.astype(np.uint64)          # arithmetic modulo 2**64, truncated to dt at the end
+    e = np.where(b < 0, 0, b).astype(np.uint64)
+    acc = np.ones(a.shape, np.uint64)
+    with np.errstate(over="ignore"):
+        for _ in range(dt.itemsize * 8):
+            acc = np.where((e & np.uint64(1)) == 1, acc * base, acc)
+            base = base * base
+            e = e >> np.uint64(1)
+    res = acc.astype(dt)
+    if dt.kind == "i":
+        neg = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(dt)
+        res = np.where(b < 0, neg, res)
+    return np.asarray(res, dt)
+
+
+def _pow(a, b):
+    if a.dtype.kind in "iu":
+        return _int_pow(a, b)
+    with np.errstate(all="ignore"):
+        return np.power(a, b).astype(a.dtype)
+
+
+def _shift(kind):
+    def f(a, b):
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        dt = a.dtype
+        bits = dt.itemsize * 8
+        udt, sdt = np.dtype(f"u{dt.itemsize}"), np.dtype(f"i{dt.itemsize}")
+        amount = b.astype(udt)
+        big = amount >= bits
+        s = np.where(big, 0, amount).astype(udt)
+        if kind == "left":
+            r = np.where(big, 0, a.astype(udt) << s)
+        elif kind == "logical":
+            r = np.where(big, 0, a.astype(udt) >> s)
+        else:
+            r = a.astype(sdt) >> np.where(big, bits - 1, s).astype(sdt)
+        return np.asarray(r).astype(udt).astype(dt)
+    return f
+
+
+def _atan2(a, b):
+    with np.errstate(all="ignore"):
+        return np.arctan2(a, b).astype(a.dtype)
+
+
+def _complex(a, b):
+    return (a + 1j * b.astype(a.dtype)).astype(C64.dtype if a.dtype == np.float32 else C128.dtype) \
+        if a.dtype.kind == "f" else None
+
+
+def _total_key(x):
+    """Map floats to integers whose order is the spec's total order."""
+    if not is_float_dtype(x.dtype):
+        return x
+    nbytes = x.dtype.itemsize
+    si = np.dtype(f"i{nbytes}")
+    bits = np.ascontiguousarray(x).view(si).astype(np.int64)
+    mask = (1 << (nbytes * 8 - 1)) - 1
+    return np.where(bits < 0, -(bits & mask) - 1, bits)
+
+
+def _cmp(fn, total=False):
+    def f(lhs, rhs, broadcast_dimensions=None, *, result):
+        a = expand_operand(lhs, result.dims, broadcast_dimensions if lhs.ndim < len(result.dims) else None)
+        b = expand_operand(rhs, result.dims, broadcast_dimensions if rhs.ndim < len(result.dims) else None)
+        if total:
+            a, b = _total_key(a), _total_key(b)
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(a, b), dtype=np.bool_)
+    return f
+
+
+def _binary_ref(fn):
+    def f(lhs, rhs, broadcast_dimensions=None, *, result):
+        a = expand_operand(lhs, result.dims, broadcast_dimensions if lhs.ndim < len(result.dims) else None)
+        b = expand_operand(rhs, result.dims, broadcast_dimensions if rhs.ndim < len(result.dims) else None)
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(np.asarray(a), np.asarray(b)), dtype=result.dtype).reshape(result.dims)
+    return f
+
+
+# ----------------------------------------------------------------------------------------
+# binary ops:  seed, allowed operand types, result (None: operand type), reference
+# ----------------------------------------------------------------------------------------
+BINARY = [
+    ("Add", ANY, None, lambda a, b: (a | b) if a.dtype == np.bool_ else a + b),
+    ("Sub", NUM, None, lambda a, b: a - b),
+    ("Mul", ANY, None, lambda a, b: (a & b) if a.dtype == np.bool_ else a * b),
+    ("Div", NUM, None, _div),
+    ("Rem", REAL, None, _rem),
+    ("Max", ANY, None, _lexi(True)),
+    ("Min", ANY, None, _lexi(False)),
+    ("LogicalAnd", (PRED,), None, lambda a, b: a & b),
+    ("LogicalOr", (PRED,), None, lambda a, b: a | b),
+    ("Pow", NUM, None, _pow),
+    ("Atan2", FLOATS, None, _atan2),
+    ("And", INT_PRED, None, lambda a, b: a & b),
+    ("Or", INT_PRED, None, lambda a, b: a | b),
+    ("Xor", INT_PRED, None, lambda a, b: a ^ b),
+    ("ShiftLeft", INTEGERS, None, _shift("left")),
+    ("ShiftRightLogical", INTEGERS, None, _shift("logical")),
+    ("ShiftRightArithmetic", INTEGERS, None, _shift("arith")),
+    ("Complex", (F32, F64), "complex", _complex),
+]
+
+COMPARE = [
+    ("Eq", ANY, np.equal, False), ("Ne", ANY, np.not_equal, False),
+    ("Ge", (PRED,) + REAL, np.greater_equal, False), ("Gt", (PRED,) + REAL, np.greater, False),
+    ("Le", (PRED,) + REAL, np.less_equal, False), ("Lt", (PRED,) + REAL, np.less, False),
+    ("EqTotalOrder", (PRED,) + REAL, np.equal, True), ("NeTotalOrder", (PRED,) + REAL, np.not_equal, True),
+    ("GeTotalOrder", (PRED,) + REAL, np.greater_equal, True), ("GtTotalOrder", (PRED,) + REAL, np.greater, True),
+    ("LeTotalOrder", (PRED,) + REAL, np.less_equal, True), ("LtTotalOrder", (PRED,) + REAL, np.less, True),
+]
+
+
+def _binary_infer(seed, types, result_kind):
+    def infer(chk, lhs, rhs, broadcast_dimensions=None):
+        chk.element_type("lhs", lhs, types, _words(types))
+        chk.element_type("rhs", rhs, types, _words(types))
+        chk.same_element_type("lhs", lhs, "rhs", rhs)
+        dims = broadcast_binary(chk, lhs, rhs, broadcast_dimensions)
+        et = lhs.element_type
+        if result_kind == "pred":
+            et = PRED
+        elif result_kind == "complex":
+            et = C64 if et == F32 else C128
+        return Shape(et, dims)
+    return infer
+
+
+BIN_PARAMS = (Operand("lhs"), Operand("rhs"), Attr("broadcast_dimensions", Optional(Ints()), None))
+
+for _seed, _types, _res, _fn in BINARY:
+    register(OpDef(_seed, BIN_PARAMS, _binary_infer(_seed, _types, _res), _binary_ref(_fn),
+                   "elementwise", SEC_BIN, doc=f"element-wise {_seed} of two {_words(_types)} arrays"))
+
+for _seed, _types, _fn, _total in COMPARE:
+    register(OpDef(_seed, BIN_PARAMS, _binary_infer(_seed, _types, "pred"), _cmp(_fn, _total),
+                   "elementwise", SEC_CMP,
+                   doc=f"element-wise {_seed}{' (total order)' if _total else ''}, PRED result"))
+
+
+# ----------------------------------------------------------------------------------------
+# unary ops:  seed, allowed types, result ('same' | 'pred' | 'real'), reference
+# ----------------------------------------------------------------------------------------
+def _sign(x):
+    if x.dtype.kind == "c":
+        mag = np.abs(x)
+        with np.errstate(all="ignore"):
+            return np.where(mag == 0, x, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
+    if x.dtype.kind == "u":
+        return (x != 0).astype(x.dtype)
+    if x.dtype.kind == "i":
+        return np.sign(x).astype(x.dtype)
+    one = np.ones_like(x)
+    return np.where(x > 0, one, np.where(x < 0, -one, x)).astype(x.dtype)
+
+
+def _round_afz(x):
+    t = np.trunc(x)
+    frac = np.abs(x - t)
+    return np.where(frac >= 0.5, t + np.sign(x), t).astype(x.dtype)
+
+
+def _popcnt(x):
+    return np.bitwise_count(x.astype(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype)
+
+
+def _clz(x):
+    bits = x.dtype.itemsize * 8
+    u = x.astype(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    n = np.full(u.shape, bits, np.int64)
+    for i in range(bits):
+        n = np.where((u >> np.uint64(i)) & np.uint64(1) == 1, bits - 1 - i, n)
+    return n.astype(x.dtype)
+
+
+def _logistic(x):
+    with np.errstate(all="ignore"):
+        one = np.ones((), x.dtype)
+        return (one / (one + np.exp(-x))).astype(x.dtype)
+
+
+def _rsqrt(x):
+    with np.errstate(all="ignore"):
+        return (np.ones((), x.dtype) / np.sqrt(x)).astype(x.dtype)
+
+
+def _real_part(x):
+    return np.real(x).copy() if x.dtype.kind == "c" else x.copy()
+
+
+def _imag_part(x):
+    return np.imag(x).copy() if x.dtype.kind == "c" else np.zeros_like(x)
+
+
+UNARY = [
+    ("Abs", SIGNED + FLOATS + COMPLEX, "real", np.abs),
+    ("Ceil", FLOATS, "same", np.ceil),
+    ("Floor", FLOATS, "same", np.floor),
+    ("Cos", FLOAT_CPLX, "same", np.cos),
+    ("Sin", FLOAT_CPLX, "same", np.sin),
+    ("Tan", FLOAT_CPLX, "same", np.tan),
+    ("Exp", FLOAT_CPLX, "same", np.exp),
+    ("Expm1", FLOAT_CPLX, "same", np.expm1),
+    ("Log", FLOAT_CPLX, "same", np.log),
+    ("Log1p", FLOAT_CPLX, "same", np.log1p),
+    ("Logistic", FLOAT_CPLX, "same", _logistic),
+    ("Tanh", FLOAT_CPLX, "same", np.tanh),
+    ("Sqrt", FLOAT_CPLX, "same", np.sqrt),
+    ("Rsqrt", FLOAT_CPLX, "same", _rsqrt),
+    ("Cbrt", FLOATS, "same", np.cbrt),
+    ("Imag", FLOAT_CPLX, "real", _imag_part),
+    ("Real", FLOAT_CPLX, "real", _real_part),
+    ("IsFinite", FLOATS, "pred", np.isfinite),
+    ("LogicalNot", (PRED,), "same", np.logical_not),
+    ("Not", INT_PRED, "same", np.invert),
+    ("PopulationCount", INTEGERS, "same", _popcnt),
+    ("Clz", INTEGERS, "same", _clz),
+    ("Neg", NUM, "same", np.negative),
+    ("Sign", SIGNED + UNSIGNED + FLOATS + COMPLEX, "same", _sign),
+    ("RoundNearestAfz", FLOATS, "same", _round_afz),
+    ("RoundNearestEven", FLOATS, "same", np.rint),
+]
+
+
+def _unary_infer(types, result_kind):
+    def infer(chk, operand):
+        chk.element_type("operand", operand, types, _words(types))
+        et = operand.element_type
+        if result_kind == "pred":
+            et = PRED
+        elif result_kind == "real":
+            et = et.component
+        return operand.with_type(et)
+    return infer
+
+
+def _unary_ref(fn):
+    def f(operand, *, result):
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(np.asarray(operand)), dtype=result.dtype).reshape(result.dims)
+    return f
+
+
+for _seed, _types, _res, _fn in UNARY:
+    register(OpDef(_seed, (Operand("operand"),), _unary_infer(_types, _res), _unary_ref(_fn),
+                   "elementwise", SEC_UN, doc=f"element-wise {_seed} of a {_words(_types)} array"))
+
+
+# ----------------------------------------------------------------------------------------
+# Select, Clamp
+# ----------------------------------------------------------------------------------------
+def _select_infer(chk, pred, on_true, on_false):
+    if on_true != on_false:
+        chk.fail("on_false", f"must have the shape of on_true ({on_true})", on_false)
+    if on_true.is_tuple or on_true.is_token:
+        chk.scalar("pred", pred, (PRED,), "PRED")
+        return on_true
+    chk.element_type("pred", pred, (PRED,), "PRED")
+    if pred.rank != 0 and pred.dims != on_true.dims:
+        chk.fail("pred", f"must be a scalar or have the dimensions of on_true ({on_true})", pred)
+    return on_true
+
+
+def _select_ref(pred, on_true, on_false, *, result):
+    if isinstance(on_true, tuple):
+        return on_true if bool(pred) else on_false
+    return np.where(pred, on_true, on_false).astype(result.dtype)
+
+
+register(OpDef("Select", (Operand("pred"), Operand("on_true"), Operand("on_false")),
+               _select_infer, _select_ref, "elementwise", "Select",
+               doc="element-wise choice between on_true and on_false by a PRED array or scalar"))
+
+
+def _clamp_infer(chk, min, operand, max):
+    chk.array("operand", operand)
+    for name, s in (("min", min), ("max", max)):
+        chk.array(name, s)
+        chk.same_element_type("operand", operand, name, s)
+        if s.rank != 0 and s.dims != operand.dims:
+            chk.fail(name, f"must be a scalar or have the shape of operand ({operand})", s)
+    if operand.element_type in COMPLEX:
+        chk.fail("operand", "must have an ordered (non-complex) element type", operand)
+    return operand
+
+
+def _clamp_ref(min, operand, max, *, result):
+    return _lexi(False)(_lexi(True)(np.broadcast_to(min, operand.shape), operand),
+                        np.broadcast_to(max, operand.shape)).astype(result.dtype)
+
+
+register(OpDef("Clamp", (Operand("min"), Operand("operand"), Operand("max")),
+               _clamp_infer, _clamp_ref, "elementwise", "Clamp",
+               doc="min(max(min, operand), max), with scalar min/max allowed"))
+
+
+# ----------------------------------------------------------------------------------------
+# ConvertElementType, BitcastConvertType
+# ----------------------------------------------------------------------------------------
+def _convert_infer(chk, operand, new_element_type):
+    chk.array("operand", operand)
+    if operand.element_type.is_complex and not new_element_type.is_complex:
+        chk.fail("new_element_type", f"must be complex when operand is complex ({operand}); "
+                 "use Real/Imag/Abs", new_element_type)
+    return operand.with_type(new_element_type)
+
+
+def is_float_dtype(dt) -> bool:
+    return np.dtype(dt).kind == "f" or np.dtype(dt) == BF16.dtype
+
+
+def convert_value(x: np.ndarray, dst) -> np.ndarray:
+    """XLA's element conversion: float->int truncates toward zero and saturates, NaN -> 0."""
+    x = np.asarray(x)
+    dt = dst.dtype
+    if dst.is_pred:
+        return x != 0
+    if dst.is_integer and is_float_dtype(x.dtype):
+        info = np.iinfo(dt)
+        f = x.astype(np.float64)
+        f = np.trunc(np.where(np.isnan(f), 0.0, f))
+        hi, lo = f >= float(info.max), f <= float(info.min)
+        out = np.where(hi | lo, 0.0, f).astype(dt)
+        out[hi] = info.max
+        out[lo] = info.min
+        return out
+    with np.errstate(all="ignore"):
+        return x.astype(dt)
+
+
+def _convert_ref(operand, new_element_type, *, result):
+    return convert_value(operand, new_element_type).reshape(result.dims)
+
+
+register(OpDef("ConvertElementType", (Operand("operand"), Attr("new_element_type", ETypeKind())),
+               _convert_infer, _convert_ref, "elementwise", "ConvertElementType",
+               doc="element-wise static_cast to new_element_type"))
+
+
+def _bitcast_infer(chk, operand, new_element_type):
+    chk.array("operand", operand)
+    src, dst = operand.element_type, new_element_type
+    for name, t in (("operand", src), ("new_element_type", dst)):
+        if t.is_pred or t.is_complex:
+            chk.fail(name, "must have an integer or floating-point element type", t)
+    if src.bits == dst.bits:
+        return operand.with_type(dst)
+    if src.bits > dst.bits:
+        return Shape(dst, operand.dims + (src.bits // dst.bits,))
+    ratio = dst.bits // src.bits
+    if operand.rank == 0 or operand.dims[-1] != ratio:
+        chk.fail("operand", f"must have a last dimension of size {ratio} "
+                 f"({dst.bits}/{src.bits} bits) to bitcast to {dst}", operand)
+    return Shape(dst, operand.dims[:-1])
+
+
+def _bitcast_ref(operand, new_element_type, *, result):
+    a = np.ascontiguousarray(np.asarray(operand))
+    return a.reshape(-1).view(result.dtype).reshape(result.dims).copy() if a.size else \
+        np.zeros(result.dims, result.dtype)
+
+
+register(OpDef("BitcastConvertType", (Operand("operand"), Attr("new_element_type", ETypeKind())),
+               _bitcast_infer, _bitcast_ref, "elementwise", "BitcastConvertType",
+               doc="reinterpret bits; differing widths add or remove a minor dimension"))

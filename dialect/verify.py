@@ -1,0 +1,104 @@
+"""The module verifier: every `xla.*` op is checked against its record's shape rule."""
+from __future__ import annotations
+
+from .checks import XlaError
+from .core import RETURN, Sig, location_str, lookup
+from .ir import ir, lock
+from .types import Shape
+
+
+def region_sig(region: ir.Region, owner: str, loc=None) -> Sig:
+    """The program shape of a computation region: its block's arguments and returned value."""
+    blocks = list(region.blocks)
+    if len(blocks) != 1:
+        raise XlaError(f"'{owner}' computation must be one block; got {len(blocks)}",
+                       location=loc)
+    block = blocks[0]
+    ops = list(block.operations)
+    if not ops or ops[-1].name != RETURN:
+        raise XlaError(f"'{owner}' computation must end in xla.return", location=loc)
+    ret = ops[-1]
+    if len(ret.operands) != 1:
+        raise XlaError(f"'{owner}' computation must return one value; got {len(ret.operands)}",
+                       location=loc)
+    try:
+        params = tuple(Shape.from_mlir(a.type) for a in block.arguments)
+        return Sig(params, Shape.from_mlir(ret.operands[0].type))
+    except TypeError as e:
+        raise XlaError(f"'{owner}' computation {e}", location=loc) from None
+
+
+def infer_op(op: ir.Operation) -> Shape:
+    """Run the op's shape rule on an MLIR op; returns the inferred result shape."""
+    opdef = lookup(op.name)
+    loc = location_str(op.location)
+    if opdef is None:
+        raise XlaError(f"'{op.name}' is not an op of the xla dialect", location=loc)
+    chk = opdef.check(loc)
+    args = opdef.unpack(op, chk)
+    kw = {}
+    for p in opdef.params:
+        v = args[p.name]
+        try:
+            if p.is_operand:
+                kw[p.name] = [Shape.from_mlir(x.type) for x in v] if p.variadic else Shape.from_mlir(v.type)
+            elif p.is_region:
+                kw[p.name] = [region_sig(r, op.name, loc) for r in v] if p.variadic else region_sig(v, op.name, loc)
+            else:
+                kw[p.name] = p.attr.normalize(chk, p.name, v) if v is not None else None
+        except TypeError as e:
+            chk.fail(p.name, "must have an xla type", str(e))
+    return opdef.infer(chk, **kw)
+
+
+def verify_op(op: ir.Operation) -> None:
+    if op.name == RETURN:
+        parent = op.parent
+        if parent is None or not parent.name.startswith("xla."):
+            raise XlaError("'xla.return' must end the computation region of an xla op",
+                           location=location_str(op.location))
+        return
+    try:
+        inferred = infer_op(op)
+    except XlaError as e:
+        raise e.at(location_str(op.location)) from None
+    if len(op.results) != 1:
+        raise XlaError(f"'{op.name}' must have one result; got {len(op.results)}",
+                       location=location_str(op.location))
+    try:
+        declared = Shape.from_mlir(op.results[0].type)
+    except TypeError as e:
+        raise XlaError(f"'{op.name}' result {e}", location=location_str(op.location)) from None
+    if declared != inferred:
+        raise XlaError(f"'{op.name}' result type must be {inferred} by the op's shape rule; "
+                       f"got {declared}", location=location_str(op.location))
+
+
+def verify(module_or_op) -> None:
+    """Verify MLIR structure, then every xla op (XlaError on the first broken rule)."""
+    top = module_or_op.operation if hasattr(module_or_op, "operation") else module_or_op
+    with lock:
+        try:
+            top.verify()
+        except ir.MLIRError as e:
+            raise XlaError(f"invalid MLIR: {_diag(e)}") from None
+        errors: list[XlaError] = []
+
+        def visit(op):
+            op = op.operation if hasattr(op, "operation") else op
+            if op.name.startswith("xla.") and not errors:
+                try:
+                    verify_op(op)
+                except XlaError as e:
+                    errors.append(e)
+                    return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        top.walk(visit)
+        if errors:
+            raise errors[0]
+
+
+def _diag(e: ir.MLIRError) -> str:
+    parts = [str(d) for d in getattr(e, "error_diagnostics", [])] or [str(e)]
+    return "; ".join(parts)

@@ -1,0 +1,1 @@
+"""Lowering of the xla dialect to linalg / tensor / scf / arith / math / complex."""

@@ -1,0 +1,441 @@
+"""Lowering of element-wise ops: one scalar emitter per op (a table, like the records),
+wrapped in one linalg.generic whose indexing maps carry the op's broadcasting, so chains
+of element-wise ops fuse in IREE."""
+from __future__ import annotations
+
+import numpy as np
+
+from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf
+from xlair.dialect.types import F32, F64, ElementType, Shape
+
+import xlair.dialect.ops  # noqa: F401  (the records this file lowers)
+
+from .registry import affine_map, empty, generic, lowers, scalar_const, value_of
+from .scalar import SCALAR
+
+CF = arith.CmpFPredicate
+CI = arith.CmpIPredicate
+
+
+# ----------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------
+def _c(et: ElementType, v) -> ir.Value:
+    return scalar_const(et, v)
+
+
+def _cmpi(pred, a, b): return arith.cmpi(pred, a, b)
+
+
+def _cmpf(pred, a, b): return arith.cmpf(pred, a, b)
+
+
+def _re(x): return complex_d.re(x)
+
+
+def _im(x): return complex_d.im(x)
+
+
+def _mk_complex(et: ElementType, re, im):
+    return complex_d.create_(et.builtin_type(), re, im)
+
+
+def v(fn):
+    """An emitter from a function of the operand values alone."""
+    return lambda args, in_types, out: fn(*args)
+
+
+def _by_kind(float_fn=None, sint_fn=None, uint_fn=None, complex_fn=None, pred_fn=None):
+    """An emitter dispatching on the kind of the first operand's element type; each entry is
+    an emitter `(args, in_types, out) -> value`."""
+    table = {"float": float_fn, "sint": sint_fn, "uint": uint_fn, "complex": complex_fn,
+             "pred": pred_fn}
+
+    def emit(args, in_types, out):
+        fn = table[in_types[0].kind]
+        if fn is None:   # excluded by the op's shape rule
+            raise AssertionError(f"no {in_types[0].kind} emitter")
+        return fn(args, in_types, out)
+    return emit
+
+
+# ----------------------------------------------------------------------------------------
+# binary arithmetic
+# ----------------------------------------------------------------------------------------
+SCALAR["xla.add"] = _by_kind(v(arith.addf), v(arith.addi), v(arith.addi), v(complex_d.add), v(arith.ori))
+SCALAR["xla.sub"] = _by_kind(v(arith.subf), v(arith.subi), v(arith.subi), v(complex_d.sub))
+SCALAR["xla.mul"] = _by_kind(v(arith.mulf), v(arith.muli), v(arith.muli), v(complex_d.mul), v(arith.andi))
+SCALAR["xla.logical_and"] = SCALAR["xla.and"] = v(arith.andi)
+SCALAR["xla.logical_or"] = SCALAR["xla.or"] = v(arith.ori)
+SCALAR["xla.xor"] = v(arith.xori)
+SCALAR["xla.atan2"] = v(math.atan2)
+SCALAR["xla.complex"] = lambda args, it, out: _mk_complex(out, args[0], args[1])
+
+
+def _int_div_rem(args, in_types, out, rem: bool):
+    a, b = args
+    et = in_types[0]
+    zero, one = _c(et, 0), _c(et, 1)
+    b_zero = _cmpi(CI.eq, b, zero)
+    if et.is_signed:
+        overflow = arith.andi(_cmpi(CI.eq, a, _c(et, -(1 << (et.bits - 1)))), _cmpi(CI.eq, b, _c(et, -1)))
+        safe = arith.select(arith.ori(b_zero, overflow), one, b)
+        r = arith.remsi(a, safe) if rem else arith.divsi(a, safe)   # MIN/1 = MIN, MIN%1 = 0
+    else:
+        safe = arith.select(b_zero, one, b)
+        r = arith.remui(a, safe) if rem else arith.divui(a, safe)
+    return arith.select(b_zero, a if rem else _c(et, -1), r)
+
+
+def _int_div(args, in_types, out): return _int_div_rem(args, in_types, out, False)
+
+
+def _int_rem(args, in_types, out): return _int_div_rem(args, in_types, out, True)
+
+
+SCALAR["xla.div"] = _by_kind(v(arith.divf), _int_div, _int_div, v(complex_d.div))
+SCALAR["xla.rem"] = _by_kind(v(arith.remf), _int_rem, _int_rem)
+
+
+def _complex_minmax(pick_max):
+    def emit(args, in_types, out):
+        a, b = args
+        ar, ai, br, bi = _re(a), _im(a), _re(b), _im(b)
+        gt = arith.ori(_cmpf(CF.OGT, ar, br), arith.andi(_cmpf(CF.OEQ, ar, br), _cmpf(CF.OGT, ai, bi)))
+        lt = arith.ori(_cmpf(CF.OLT, ar, br), arith.andi(_cmpf(CF.OEQ, ar, br), _cmpf(CF.OLT, ai, bi)))
+        r = arith.select(gt if pick_max else lt, a, b)
+        nan = arith.ori(_cmpf(CF.UNO, ar, ai), _cmpf(CF.UNO, br, bi))
+        return arith.select(nan, _c(out, complex("nan+nanj")), r)
+    return emit
+
+
+SCALAR["xla.max"] = _by_kind(v(arith.maximumf), v(arith.maxsi), v(arith.maxui), _complex_minmax(True), v(arith.ori))
+SCALAR["xla.min"] = _by_kind(v(arith.minimumf), v(arith.minsi), v(arith.minui), _complex_minmax(False), v(arith.andi))
+
+
+def _int_pow(args, in_types, out):
+    """Square-and-multiply over the exponent's bits (a loop of `bits` trips)."""
+    a, b = args
+    et = in_types[0]
+    idx = ir.IndexType.get()
+    lb, ub, step = (arith.constant(idx, ir.IntegerAttr.get(idx, v)) for v in (0, et.bits, 1))
+    one = _c(et, 1)
+    e0 = arith.select(_cmpi(CI.slt, b, _c(et, 0)), _c(et, 0), b) if et.is_signed else b
+    loop = scf.ForOp(lb, ub, step, [one, a, e0])
+    with ir.InsertionPoint(loop.body):
+        acc, base, e = loop.inner_iter_args
+        odd = _cmpi(CI.eq, arith.andi(e, one), one)
+        acc2 = arith.select(odd, arith.muli(acc, base), acc)
+        scf.YieldOp([acc2, arith.muli(base, base), arith.shrui(e, one)])
+    r = loop.results[0]
+    if et.is_signed:
+        neg_one = _c(et, -1)
+        even = _cmpi(CI.eq, arith.andi(b, one), _c(et, 0))
+        at_neg = arith.select(_cmpi(CI.eq, a, one), one,
+                              arith.select(_cmpi(CI.eq, a, neg_one),
+                                           arith.select(even, one, neg_one), _c(et, 0)))
+        r = arith.select(_cmpi(CI.slt, b, _c(et, 0)), at_neg, r)
+    return r
+
+
+SCALAR["xla.pow"] = _by_kind(v(math.powf), _int_pow, _int_pow, v(complex_d.pow))
+
+
+def _shift(kind):
+    def emit(args, in_types, out):
+        a, b = args
+        et = in_types[0]
+        big = _cmpi(CI.uge, b, _c(et, et.bits))
+        if kind == "arith":
+            return arith.shrsi(a, arith.select(big, _c(et, et.bits - 1), b))
+        amount = arith.select(big, _c(et, 0), b)
+        r = arith.shli(a, amount) if kind == "left" else arith.shrui(a, amount)
+        return arith.select(big, _c(et, 0), r)
+    return emit
+
+
+SCALAR["xla.shift_left"] = _shift("left")
+SCALAR["xla.shift_right_logical"] = _shift("logical")
+SCALAR["xla.shift_right_arithmetic"] = _shift("arith")
+
+
+# ----------------------------------------------------------------------------------------
+# comparisons
+# ----------------------------------------------------------------------------------------
+_FPRED = {"eq": CF.OEQ, "ne": CF.UNE, "ge": CF.OGE, "gt": CF.OGT, "le": CF.OLE, "lt": CF.OLT}
+_SPRED = {"eq": CI.eq, "ne": CI.ne, "ge": CI.sge, "gt": CI.sgt, "le": CI.sle, "lt": CI.slt}
+_UPRED = {"eq": CI.eq, "ne": CI.ne, "ge": CI.uge, "gt": CI.ugt, "le": CI.ule, "lt": CI.ult}
+
+
+def _total_key(x, et: ElementType):
+    """Signed integer whose order is the spec's total order of floats."""
+    it = ir.IntegerType.get_signless(et.bits)
+    bits = arith.bitcast(it, x)
+    sign = arith.shrsi(bits, arith.constant(it, ir.IntegerAttr.get(it, et.bits - 1)))
+    mag = arith.constant(it, ir.IntegerAttr.get(it, (1 << (et.bits - 1)) - 1))
+    return arith.xori(bits, arith.andi(sign, mag))
+
+
+def _compare(direction, total):
+    def emit(args, in_types, out):
+        a, b = args
+        et = in_types[0]
+        if et.is_complex:
+            return complex_d.eq(a, b) if direction == "eq" else complex_d.neq(a, b)
+        if et.is_float:
+            if total:
+                return _cmpi(_SPRED[direction], _total_key(a, et), _total_key(b, et))
+            return _cmpf(_FPRED[direction], a, b)
+        preds = _SPRED if et.is_signed else _UPRED
+        return _cmpi(preds[direction], a, b)
+    return emit
+
+
+for _d in ("eq", "ne", "ge", "gt", "le", "lt"):
+    SCALAR[f"xla.{_d}"] = _compare(_d, False)
+    SCALAR[f"xla.{_d}_total_order"] = _compare(_d, True)
+
+
+# ----------------------------------------------------------------------------------------
+# unary
+# ----------------------------------------------------------------------------------------
+def _float_or_complex(fop, cop):
+    return _by_kind(float_fn=v(fop), complex_fn=v(cop))
+
+
+for _name, _f, _cx in (("cos", math.cos, complex_d.cos), ("sin", math.sin, complex_d.sin),
+                       ("tan", math.tan, complex_d.tan), ("exp", math.exp, complex_d.exp),
+                       ("expm1", math.expm1, complex_d.expm1), ("log", math.log, complex_d.log),
+                       ("log1p", math.log1p, complex_d.log1p), ("tanh", math.tanh, complex_d.tanh),
+                       ("sqrt", math.sqrt, complex_d.sqrt), ("rsqrt", math.rsqrt, complex_d.rsqrt)):
+    SCALAR[f"xla.{_name}"] = _float_or_complex(_f, _cx)
+
+SCALAR["xla.ceil"] = v(math.ceil)
+SCALAR["xla.floor"] = v(math.floor)
+SCALAR["xla.cbrt"] = v(math.cbrt)
+SCALAR["xla.round_nearest_afz"] = v(math.round)
+SCALAR["xla.round_nearest_even"] = v(math.roundeven)
+SCALAR["xla.abs"] = _by_kind(v(math.absf), v(math.absi), None, v(complex_d.abs))
+SCALAR["xla.real"] = _by_kind(float_fn=v(lambda x: x), complex_fn=v(_re))
+SCALAR["xla.imag"] = _by_kind(float_fn=lambda a, i, o: _c(o, 0), complex_fn=v(_im))
+SCALAR["xla.is_finite"] = lambda args, it, out: _cmpf(CF.ONE, math.absf(args[0]), _c(it[0], float("inf")))
+SCALAR["xla.logical_not"] = lambda args, it, out: arith.xori(args[0], _c(it[0], 1))
+SCALAR["xla.not"] = lambda args, it, out: arith.xori(args[0], _c(it[0], -1 if not it[0].is_pred else 1))
+SCALAR["xla.population_count"] = lambda args, it, out: math.ctpop(args[0])
+SCALAR["xla.clz"] = lambda args, it, out: math.ctlz(args[0])
+def _ineg(args, in_types, out): return arith.subi(_c(in_types[0], 0), args[0])
+
+
+SCALAR["xla.neg"] = _by_kind(v(arith.negf), _ineg, _ineg, v(complex_d.neg))
+
+
+def _logistic(args, in_types, out):
+    x = args[0]
+    et = in_types[0]
+    one = _c(et, 1)
+    if et.is_complex:
+        return complex_d.div(one, complex_d.add(one, complex_d.exp(complex_d.neg(x))))
+    return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))
+
+
+SCALAR["xla.logistic"] = _logistic
+
+
+def _sign(args, in_types, out):
+    x = args[0]
+    et = in_types[0]
+    if et.is_complex:
+        return complex_d.sign(x)
+    if et.is_float:
+        nonzero = _cmpf(CF.ONE, x, _c(et, 0))   # false for +-0 and NaN, which are kept
+        return arith.select(nonzero, math.copysign(_c(et, 1), x), x)
+    zero, one = _c(et, 0), _c(et, 1)
+    if et.is_unsigned:
+        return arith.select(_cmpi(CI.ne, x, zero), one, zero)
+    return arith.select(_cmpi(CI.sgt, x, zero), one,
+                        arith.select(_cmpi(CI.slt, x, zero), _c(et, -1), zero))
+
+
+SCALAR["xla.sign"] = _sign
+
+
+# ----------------------------------------------------------------------------------------
+# select, clamp, conversions
+# ----------------------------------------------------------------------------------------
+SCALAR["xla.select"] = lambda args, it, out: arith.select(*args)
+
+
+def _clamp(args, in_types, out):
+    lo, x, hi = args
+    t = in_types[1]
+    return SCALAR["xla.min"]([SCALAR["xla.max"]([lo, x], [t, t], t), hi], [t, t], t)
+
+
+SCALAR["xla.clamp"] = _clamp
+
+
+def convert_scalar(x: ir.Value, src: ElementType, dst: ElementType) -> ir.Value:
+    """XLA's ConvertElementType of one element (float->int saturates, NaN -> 0)."""
+    if src == dst or (src.builtin == dst.builtin and src.kind in ("sint", "uint") and dst.kind in ("sint", "uint")):
+        return x
+    dt = dst.builtin_type()
+    if dst.is_pred:
+        if src.is_complex:
+            return arith.ori(convert_scalar(_re(x), src.component, dst), convert_scalar(_im(x), src.component, dst))
+        if src.is_float:
+            return _cmpf(CF.UNE, x, _c(src, 0))
+        return _cmpi(CI.ne, x, _c(src, 0))
+    if dst.is_complex:
+        comp = dst.component
+        if src.is_complex:
+            return _mk_complex(dst, convert_scalar(_re(x), src.component, comp),
+                               convert_scalar(_im(x), src.component, comp))
+        return _mk_complex(dst, convert_scalar(x, src, comp), _c(comp, 0))
+    if src.is_pred:
+        return arith.extui(dt, x) if dst.is_integer else arith.uitofp(dt, x)
+    if src.is_integer and dst.is_integer:
+        if dst.bits > src.bits:
+            return arith.extsi(dt, x) if src.is_signed else arith.extui(dt, x)
+        return arith.trunci(dt, x) if dst.bits < src.bits else x
+    if src.is_integer and dst.is_float:
+        return arith.sitofp(dt, x) if src.is_signed else arith.uitofp(dt, x)
+    if src.is_float and dst.is_float:
+        if src.bits == dst.bits:  # f16 <-> bf16
+            return arith.truncf(dt, arith.extf(F32.builtin_type(), x))
+        return arith.extf(dt, x) if dst.bits > src.bits else arith.truncf(dt, x)
+    # float -> integer: truncate toward zero, saturate, NaN -> 0
+    if dst.is_signed:
+        lo_v, hi_v = -float(2 ** (dst.bits - 1)), float(2 ** (dst.bits - 1))
+        lo_i, hi_i = -(1 << (dst.bits - 1)), (1 << (dst.bits - 1)) - 1
+    else:
+        lo_v, hi_v, lo_i, hi_i = 0.0, float(2 ** dst.bits), 0, (1 << dst.bits) - 1
+    with np.errstate(over="ignore"):
+        hi_c = float(np.asarray(hi_v).astype(src.dtype))   # +inf where the type cannot hold it
+    hi = _cmpf(CF.OGE, x, _c(src, hi_c))
+    lo = _cmpf(CF.OLE, x, _c(src, lo_v))
+    nan = _cmpf(CF.UNO, x, x)
+    safe = arith.select(arith.ori(arith.ori(hi, lo), nan), _c(src, 0), x)
+    r = arith.fptosi(dt, safe) if dst.is_signed else arith.fptoui(dt, safe)
+    return arith.select(hi, _c(dst, hi_i), arith.select(lo, _c(dst, lo_i), r))
+
+
+SCALAR["xla.convert_element_type"] = lambda args, it, out: convert_scalar(args[0], it[0], out)
+
+
+def _bitcast_same(args, in_types, out):
+    x = args[0]
+    if in_types[0].builtin == out.builtin:
+        return x
+    return arith.bitcast(out.builtin_type(), x)
+
+
+SCALAR["xla.bitcast_convert_type"] = _bitcast_same
+
+
+# ----------------------------------------------------------------------------------------
+# the tensor pattern: one linalg.generic per element-wise op
+# ----------------------------------------------------------------------------------------
+def operand_map(shape: Shape, out_dims, broadcast_dimensions) -> ir.AffineMap:
+    """Indexing map of an operand broadcast to the result (mirrors common.expand_operand)."""
+    n = len(out_dims)
+    if shape.rank == 0:
+        return affine_map(n, [])
+    if shape.rank == n:       # broadcast_dimensions name the lower-rank operand's dimensions
+        dims = list(range(n))
+    else:
+        dims = list(broadcast_dimensions)
+    return affine_map(n, [None if shape.dims[i] == 1 and out_dims[d] != 1 else d
+                          for i, d in enumerate(dims)])
+
+
+def lower_elementwise(lw):
+    name = lw.op.name
+    emit = SCALAR[name]
+    operands = [p.name for p in lw.opdef.operand_params]
+    shapes = [lw.shape(n) for n in operands]
+    values = [lw.value(n) for n in operands]
+    out = lw.result_shape
+    bd = lw.args.get("broadcast_dimensions")
+    maps = [operand_map(s, out.dims, bd) for s in shapes]
+    ident = affine_map(out.rank, list(range(out.rank)))
+    in_types = [s.element_type for s in shapes]
+    return generic(values, maps, [empty(out)], [ident], ["parallel"] * out.rank,
+                   lambda *a: emit(list(a[:-1]), in_types, out.element_type))[0]
+
+
+def _register_elementwise():
+    from xlair.dialect.core import REGISTRY
+    for d in REGISTRY.values():
+        if d.family == "elementwise" and d.mlir_name in SCALAR and d.name not in (
+                "bitcast_convert_type", "select"):
+            lowers(d.mlir_name)(lower_elementwise)
+
+
+_register_elementwise()
+
+
+@lowers("xla.select")
+def lower_select(lw):
+    """Select of arrays is element-wise; Select of tuples (scalar pred) selects each leaf."""
+    if not lw.result_shape.is_tuple:
+        return lower_elementwise(lw)
+    pred, on_true, on_false = (lw.args[n] for n in ("pred", "on_true", "on_false"))
+    return _select_tree(pred, on_true, on_false, lw.result_shape)
+
+
+def _select_tree(pred, a, b, shape):
+    if not shape.is_tuple:
+        return ir.Operation.create("xla.select", results=[shape.to_mlir()], operands=[pred, a, b]).result
+    i64 = ir.IntegerType.get_signless(64)
+    parts = []
+    for i, s in enumerate(shape.tuple_shapes):
+        idx = {"index": ir.IntegerAttr.get(i64, i)}
+        ga, gb = (ir.Operation.create("xla.get_tuple_element", results=[s.to_mlir()], operands=[v],
+                                      attributes=idx).result for v in (a, b))
+        parts.append(_select_tree(pred, ga, gb, s))
+    return ir.Operation.create("xla.tuple", results=[shape.to_mlir()], operands=parts).result
+
+
+@lowers("xla.bitcast_convert_type")
+def lower_bitcast(lw):
+    src = lw.shape("operand")
+    out = lw.result_shape
+    x = lw.value("operand")
+    s, d = src.element_type, out.element_type
+    if s.bits == d.bits:
+        return lower_elementwise(lw)
+    wide_t = ir.IntegerType.get_signless(max(s.bits, d.bits))
+    narrow_t = ir.IntegerType.get_signless(min(s.bits, d.bits))
+    narrow_bits = min(s.bits, d.bits)
+    idx_t = ir.IndexType.get()
+    if s.bits > d.bits:
+        # one input element -> `ratio` output elements along a new minor dimension
+        n = out.rank
+        in_map = affine_map(n, list(range(n - 1)))
+
+        def body(v, _o):
+            bits = v if s.is_integer else arith.bitcast(wide_t, v)
+            k = arith.index_cast(wide_t, linalg.IndexOp(n - 1).result)
+            sh = arith.muli(k, arith.constant(wide_t, ir.IntegerAttr.get(wide_t, narrow_bits)))
+            part = arith.trunci(narrow_t, arith.shrui(bits, sh))
+            return part if d.is_integer else arith.bitcast(d.builtin_type(), part)
+        return generic([x], [in_map], [empty(out)], [affine_map(n, list(range(n)))],
+                       ["parallel"] * n, body)[0]
+    # `ratio` input elements along the minor dimension -> one output element
+    n = src.rank
+    acc_shape = Shape(out.element_type, out.dims)
+    zero = arith.constant(wide_t, ir.IntegerAttr.get(wide_t, 0))
+    init = value_of(linalg.fill(zero, outs=[empty(ir.RankedTensorType.get(list(out.dims), wide_t))]))
+
+    def body(v, acc):
+        bits = v if s.is_integer else arith.bitcast(narrow_t, v)
+        k = arith.index_cast(wide_t, linalg.IndexOp(n - 1).result)
+        sh = arith.muli(k, arith.constant(wide_t, ir.IntegerAttr.get(wide_t, narrow_bits)))
+        return arith.ori(acc, arith.shli(arith.extui(wide_t, bits), sh))
+    packed = generic([x], [affine_map(n, list(range(n)))], [init], [affine_map(n, list(range(n - 1)))],
+                     ["parallel"] * (n - 1) + ["reduction"], body)[0]
+    if d.is_integer:
+        return packed
+    return generic([packed], [affine_map(n - 1, list(range(n - 1)))], [empty(acc_shape)],
+                   [affine_map(n - 1, list(range(n - 1)))], ["parallel"] * (n - 1),
+                   lambda v, _o: arith.bitcast(d.builtin_type(), v))[0]

@@ -1,0 +1,282 @@
+"""The table of lowering patterns: `@lowers("xla.add")` -> a Python rewrite pattern.
+
+A pattern receives a `Lower` context for the matched op.  Operands come in as values of
+builtin types (`ui32` tensors become `i32` tensors through `unrealized_conversion_cast`,
+folded away at the end of the pipeline); a pattern returns builtin-typed replacement
+values and the context casts them back to the op's `xla` result type.
+
+Ops whose regions are scalar computations (Reduce, Map, Sort, ...) lower their regions
+themselves, through `scalar.emit_region`; patterns therefore skip ops that sit directly in
+such a region.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from xlair.dialect.checks import XlaError
+from xlair.dialect.core import OpDef, location_str, lookup
+from xlair.dialect.ir import arith, ir, linalg, rewrite, tensor
+from xlair.dialect.types import is_tensor, ElementType, Shape
+
+PATTERNS: dict[str, Callable] = {}
+#: ops whose regions hold scalar computations, lowered by their own pattern.
+SCALAR_REGION_OPS: set[str] = set()
+
+
+def lowers(*names: str, scalar_regions: bool = False):
+    """Register `fn(lw: Lower) -> value | [values]` as the lowering of each named op."""
+    def deco(fn):
+        for n in names:
+            if n in PATTERNS:
+                raise RuntimeError(f"two lowerings of {n}")
+            PATTERNS[n] = fn
+            if scalar_regions:
+                SCALAR_REGION_OPS.add(n)
+        return fn
+    return deco
+
+
+# ----------------------------------------------------------------------------------------
+# types and casts
+# ----------------------------------------------------------------------------------------
+def builtin_type(shape: Shape) -> ir.Type:
+    """The type an xla array shape has after lowering (unsigned -> signless)."""
+    return shape.builtin_mlir()
+
+
+def value_of(x) -> ir.Value:
+    """The single result of an op built by a helper that returns the op rather than its value."""
+    if isinstance(x, ir.Value):
+        return x
+    if isinstance(x, ir.OpResultList):
+        return x[0]
+    return value_of(x.results[0])
+
+
+def cast(v: ir.Value, t: ir.Type) -> ir.Value:
+    v = value_of(v)
+    if v.type == t:
+        return v
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[t], operands=[v]).result
+
+
+def to_builtin(v: ir.Value) -> ir.Value:
+    t = v.type
+    if is_tensor(t):
+        s = Shape.from_mlir(t)
+        return cast(v, builtin_type(s))
+    return v
+
+
+def in_scalar_region(op: ir.Operation) -> bool:
+    parent = op.parent
+    return parent is not None and parent.name in SCALAR_REGION_OPS
+
+
+# ----------------------------------------------------------------------------------------
+# the context a pattern works in
+# ----------------------------------------------------------------------------------------
+class Lower:
+    """What a lowering pattern sees of the op it rewrites."""
+
+    def __init__(self, op: ir.Operation, rewriter, opdef: OpDef):
+        self.op = op
+        self.rewriter = rewriter
+        self.opdef = opdef
+        self.args = opdef.unpack(op)
+        self.result_shape = Shape.from_mlir(op.results[0].type)
+
+    # operands ------------------------------------------------------------------------------
+    def shape(self, name_or_value) -> Shape | list[Shape]:
+        v = self.args[name_or_value] if isinstance(name_or_value, str) else name_or_value
+        if isinstance(v, list):
+            return [Shape.from_mlir(x.type) for x in v]
+        return Shape.from_mlir(v.type)
+
+    def value(self, name: str):
+        """An operand (or list of operands) as builtin-typed values."""
+        v = self.args[name]
+        if isinstance(v, list):
+            return [to_builtin(x) for x in v]
+        return to_builtin(v)
+
+    def attr(self, name: str):
+        return self.args[name]
+
+    @property
+    def result_type(self) -> ir.Type:
+        return builtin_type(self.result_shape)
+
+    def fail(self, param: str, rule: str, got=None, show_got=True):
+        self.opdef.check(location_str(self.op.location)).fail(param, rule, got, show_got=show_got)
+
+
+# ----------------------------------------------------------------------------------------
+# small builders used by many patterns
+# ----------------------------------------------------------------------------------------
+def empty(shape_or_type, dims=None) -> ir.Value:
+    if isinstance(shape_or_type, Shape):
+        t = builtin_type(shape_or_type)
+    else:
+        t = shape_or_type
+    rt = ir.RankedTensorType(t)
+    return tensor.empty(list(rt.shape), rt.element_type)
+
+
+def scalar_const(et: ElementType, value) -> ir.Value:
+    """A scalar constant of an xla element type, as a builtin-typed value."""
+    t = et.builtin_type()
+    if et.is_complex:
+        from xlair.dialect.ir import complex_d
+        ft = et.component.builtin_type()
+        v = complex(value)
+        return complex_d.create_(t, arith.constant(ft, v.real), arith.constant(ft, v.imag))
+    if et.is_pred:
+        return arith.constant(t, ir.IntegerAttr.get(t, int(bool(value))))
+    if et.is_integer:
+        v = int(value)
+        bits = et.bits
+        v = ((v + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))  # two's complement
+        return arith.constant(t, ir.IntegerAttr.get(t, v))
+    return arith.constant(t, ir.FloatAttr.get(t, float(np.asarray(value, et.dtype).astype(np.float64))))
+
+
+def fill(shape: Shape, scalar: ir.Value) -> ir.Value:
+    return value_of(linalg.fill(scalar, outs=[empty(shape)]))
+
+
+def extract_scalar(v: ir.Value) -> ir.Value:
+    """The element of a rank-0 tensor."""
+    return tensor.extract(v, [])
+
+
+def affine_map(n_dims: int, exprs: Sequence) -> ir.AffineMap:
+    """A map from `n_dims` loop dimensions: an expr is an int (a loop dim), None (constant 0)
+    or an AffineExpr."""
+    out = []
+    for e in exprs:
+        if e is None:
+            out.append(ir.AffineConstantExpr.get(0))
+        elif isinstance(e, int):
+            out.append(ir.AffineDimExpr.get(e))
+        else:
+            out.append(e)
+    return ir.AffineMap.get(n_dims, 0, out)
+
+
+def generic(inputs: Sequence[ir.Value], input_maps: Sequence[ir.AffineMap], outs: Sequence[ir.Value],
+            out_maps: Sequence[ir.AffineMap], iterators: Sequence[str], body: Callable) -> list[ir.Value]:
+    """A linalg.generic; `body(*scalars)` (input scalars then output scalars) returns the
+    yielded values."""
+    maps = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in list(input_maps) + list(out_maps)])
+    its = ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in iterators])
+    g = linalg.GenericOp([o.type for o in outs], list(inputs), list(outs), maps, its)
+    etypes = [ir.ShapedType(v.type).element_type for v in list(inputs) + list(outs)]
+    blk = g.regions[0].blocks.append(*etypes)
+    with ir.InsertionPoint(blk):
+        res = body(*blk.arguments)
+        linalg.YieldOp(list(res) if isinstance(res, (list, tuple)) else [res])
+    return list(g.results)
+
+
+def pattern_set() -> rewrite.FrozenRewritePatternSet:
+    """All registered lowering patterns as one frozen pattern set."""
+    from . import patterns  # noqa: F401  (registers every pattern)
+    ps = rewrite.RewritePatternSet()
+    for name, fn in PATTERNS.items():
+        ps.add(name, _wrap(name, fn))
+    return ps.freeze()
+
+
+def _wrap(name: str, fn: Callable):
+    opdef = lookup(name)
+
+    def pattern(op, rewriter):
+        op = op.operation
+        if in_scalar_region(op):
+            return True  # lowered with the region that holds it
+        with rewriter.ip, op.location:
+            try:
+                lw = Lower(op, rewriter, opdef) if opdef else None
+                res = fn(lw) if opdef else fn(op, rewriter)
+            except XlaError as e:
+                raise e.at(location_str(op.location)) from None
+            if res is None:  # the pattern declined
+                return True
+            vals = list(res) if isinstance(res, (list, tuple)) else [res]
+            vals = [cast(v, r.type) for v, r in zip(vals, op.results)]
+        rewriter.replace_op(op, vals)
+        return False
+    return pattern
+
+
+def index(v: int) -> ir.Value:
+    t = ir.IndexType.get()
+    return arith.constant(t, ir.IntegerAttr.get(t, v))
+
+
+def loop_index(dim: int) -> ir.Value:
+    """`linalg.index` of a loop dimension, inside a linalg.generic body."""
+    return linalg.IndexOp(dim).result
+
+
+def extract_slice(v: ir.Value, offsets, sizes, strides=None) -> ir.Value:
+    rt = ir.RankedTensorType(v.type)
+    strides = strides or [1] * len(offsets)
+    t = ir.RankedTensorType.get(list(sizes), rt.element_type)
+    return tensor.ExtractSliceOp(t, v, [], [], [], list(offsets), list(sizes), list(strides)).result
+
+
+def insert_slice(src: ir.Value, dst: ir.Value, offsets, strides=None) -> ir.Value:
+    sizes = list(ir.RankedTensorType(src.type).shape)
+    strides = strides or [1] * len(offsets)
+    return tensor.InsertSliceOp(src, dst, [], [], [], list(offsets), sizes, list(strides)).result
+
+
+def reassociation(groups) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
+def reshape(v: ir.Value, dims) -> ir.Value:
+    """Row-major reshape of a tensor to static `dims`: collapse to 1-D, then expand."""
+    rt = ir.RankedTensorType(v.type)
+    src, dims, et = list(rt.shape), list(dims), rt.element_type
+    if src == dims:
+        return v
+    flat = v
+    if len(src) > 1:
+        n = int(np.prod(src, dtype=np.int64))
+        flat = tensor.CollapseShapeOp(ir.RankedTensorType.get([n], et), v,
+                                      reassociation([list(range(len(src)))])).result
+    flat_rank = ir.RankedTensorType(flat.type).rank
+    if list(ir.RankedTensorType(flat.type).shape) == dims:
+        return flat
+    if not dims:
+        return tensor.CollapseShapeOp(ir.RankedTensorType.get([], et), flat, reassociation([])).result
+    groups = [list(range(len(dims)))] if flat_rank == 1 else []
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(dims, et), flat, reassociation(groups), [],
+                                dims).result
+
+
+def dynamic_offsets(values) -> tuple[list, list]:
+    """(dynamic offset values, static offsets with the dynamic marker) for index values."""
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    vals, static = [], []
+    for v in values:
+        if isinstance(v, int):
+            static.append(v)
+        else:
+            vals.append(v)
+            static.append(dyn)
+    return vals, static
+
+
+def tuple_of(lw: Lower, values) -> ir.Value:
+    """An xla.tuple of lowered values (cast back to xla types), to stand for a tuple result;
+    get_tuple_element of it folds away in the pipeline."""
+    shapes = lw.result_shape.tuple_shapes
+    vals = [cast(v, s.to_mlir()) for v, s in zip(values, shapes)]
+    return ir.Operation.create("xla.tuple", results=[lw.result_shape.to_mlir()], operands=vals).result

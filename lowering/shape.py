@@ -1,0 +1,165 @@
+"""Lowering of the data-movement ops (mirrors dialect/ops/shape.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+import xlair.dialect.ops  # noqa: F401
+from xlair.dialect.attrs import literal_value
+from xlair.dialect.ir import arith, ir, linalg, tensor
+from xlair.dialect.types import S64, Shape
+
+from .elementwise import convert_scalar
+from .registry import (affine_map, builtin_type, empty, extract_scalar, extract_slice, fill, generic,
+                       insert_slice, loop_index, lowers, reassociation, reshape, value_of)
+
+
+def dense_attr(array: np.ndarray, t: ir.Type) -> ir.Attribute:
+    data = np.ascontiguousarray(array)
+    if data.dtype == np.bool_:
+        data = data.astype(np.uint8)
+    return ir.Attribute.parse(f'dense<"0x{data.tobytes().hex()}"> : {t}')
+
+
+@lowers("xla.constant")
+def lower_constant(lw):
+    value = literal_value(lw.op.attributes["value"])
+    return arith.ConstantOp(lw.result_type, dense_attr(value, lw.result_type)).result
+
+
+@lowers("xla.iota")
+def lower_iota(lw):
+    out = lw.result_shape
+    dim = lw.attr("iota_dimension")
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(_o):
+        i = arith.index_cast(i64, loop_index(dim))
+        return convert_scalar(i, S64, out.element_type)
+    n = out.rank
+    return generic([], [], [empty(out)], [affine_map(n, list(range(n)))], ["parallel"] * n, body)[0]
+
+
+def broadcast_in_dim(x: ir.Value, src: Shape, out: Shape, bdims) -> ir.Value:
+    """Broadcast `x` (shape src) to `out`, operand dim i landing on out dim bdims[i]."""
+    expanding = any(src.dims[i] == 1 and out.dims[d] != 1 for i, d in enumerate(bdims))
+    if not expanding and list(bdims) == sorted(bdims):
+        if src.rank == out.rank:
+            return x
+        added = [d for d in range(out.rank) if d not in bdims]
+        return value_of(linalg.broadcast(x, outs=[empty(out)], dimensions=added))
+    n = out.rank
+    in_map = affine_map(n, [None if src.dims[i] == 1 and out.dims[d] != 1 else d
+                            for i, d in enumerate(bdims)])
+    return generic([x], [in_map], [empty(out)], [affine_map(n, list(range(n)))],
+                   ["parallel"] * n, lambda a, _o: a)[0]
+
+
+@lowers("xla.broadcast")
+def lower_broadcast(lw):
+    src, out = lw.shape("operand"), lw.result_shape
+    k = out.rank - src.rank
+    return broadcast_in_dim(lw.value("operand"), src, out, list(range(k, out.rank)))
+
+
+@lowers("xla.broadcast_in_dim")
+def lower_broadcast_in_dim(lw):
+    return broadcast_in_dim(lw.value("operand"), lw.shape("operand"), lw.result_shape,
+                            lw.attr("broadcast_dimensions"))
+
+
+def transpose(x: ir.Value, src: Shape, perm) -> ir.Value:
+    if list(perm) == list(range(len(perm))):
+        return x
+    out = Shape(src.element_type, [src.dims[p] for p in perm])
+    return value_of(linalg.transpose(x, outs=[empty(out)], permutation=list(perm)))
+
+
+@lowers("xla.transpose")
+def lower_transpose(lw):
+    return transpose(lw.value("operand"), lw.shape("operand"), lw.attr("permutation"))
+
+
+@lowers("xla.reshape")
+def lower_reshape(lw):
+    x, src = lw.value("operand"), lw.shape("operand")
+    dims = lw.attr("dimensions")
+    if dims is not None:
+        x = transpose(x, src, dims)
+    return reshape(x, lw.result_shape.dims)
+
+
+@lowers("xla.collapse")
+def lower_collapse(lw):
+    src = lw.shape("operand")
+    dims = lw.attr("dimensions")
+    groups, d = [], 0
+    while d < src.rank:
+        if d == dims[0]:
+            groups.append(list(dims))
+            d = dims[-1] + 1
+        else:
+            groups.append([d])
+            d += 1
+    return tensor.CollapseShapeOp(lw.result_type, lw.value("operand"), reassociation(groups)).result
+
+
+@lowers("xla.rev")
+def lower_rev(lw):
+    src = lw.shape("operand")
+    dims = set(lw.attr("dimensions"))
+    n = src.rank
+    exprs = []
+    for d in range(n):
+        if d in dims:
+            exprs.append(ir.AffineAddExpr.get(ir.AffineConstantExpr.get(src.dims[d] - 1),
+                                              ir.AffineMulExpr.get(ir.AffineDimExpr.get(d),
+                                                                   ir.AffineConstantExpr.get(-1))))
+        else:
+            exprs.append(d)
+    return generic([lw.value("operand")], [affine_map(n, exprs)], [empty(src)],
+                   [affine_map(n, list(range(n)))], ["parallel"] * n, lambda a, _o: a)[0]
+
+
+@lowers("xla.slice")
+def lower_slice(lw):
+    src = lw.shape("operand")
+    starts = lw.attr("start_indices")
+    strides = lw.attr("strides") or [1] * src.rank
+    return extract_slice(lw.value("operand"), starts, lw.result_shape.dims, strides)
+
+
+@lowers("xla.concatenate")
+def lower_concatenate(lw):
+    dim = lw.attr("dimension")
+    out = lw.result_shape
+    acc = empty(out)
+    offset = 0
+    for v, s in zip(lw.value("operands"), lw.shape("operands")):
+        offsets = [0] * out.rank
+        offsets[dim] = offset
+        if s.size:
+            acc = insert_slice(v, acc, offsets)
+        offset += s.dims[dim]
+    return acc
+
+
+@lowers("xla.pad")
+def lower_pad(lw):
+    src, out = lw.shape("operand"), lw.result_shape
+    x = lw.value("operand")
+    result = fill(out, extract_scalar(lw.value("padding_value")))
+    lo_keep, counts, offsets, strides = [], [], [], []
+    for d, (lo, _hi, interior) in enumerate(lw.attr("padding_config").triples()):
+        step = interior + 1
+        n = src.dims[d]
+        j0 = (-lo + step - 1) // step if lo < 0 else 0     # first element not cut away
+        j1 = min(n - 1, (out.dims[d] - 1 - lo) // step) if out.dims[d] > 0 else -1
+        if j1 < j0:
+            return result       # every element is cut away: all padding
+        lo_keep.append(j0)
+        counts.append(j1 - j0 + 1)
+        offsets.append(lo + j0 * step)
+        strides.append(step)
+    if counts != list(src.dims):
+        x = extract_slice(x, lo_keep, counts)
+    return insert_slice(x, result, offsets, strides)

@@ -1,0 +1,22 @@
+"""xlair: XLA's operation set as an MLIR dialect, lowered through linalg and run by IREE.
+
+    import xlair as xla
+    b = xla.Builder("axpy")
+    a = b.parameter(0, xla.Shape(xla.F32, ()), "a")
+    ...
+    exe = xla.compile(b.build(), target="cpu")
+"""
+from xlair.dialect.attrs import (DotDimensionNumbers, FftType, Padding, PaddingConfig,  # noqa: F401
+                                 PaddingConfigDimension, RandomAlgorithm, Transpose)
+from xlair.dialect.checks import XlaError  # noqa: F401
+from xlair.dialect.types import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64,  # noqa: F401
+                                 U8, U16, U32, U64, ElementType, Shape)
+
+from . import ops  # noqa: F401
+from .builder import Builder, Op  # noqa: F401
+from .compile import compile  # noqa: F401
+from .computation import Computation  # noqa: F401
+from .interpreter import interpret  # noqa: F401
+from .runtime import Executable, load  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,85 @@
+"""Making the op functions of `xlair.ops` from the op records (kept apart from ops.py,
+whose namespace shadows builtins such as `tuple`, `max` and `abs`).
+
+One function per op of the spec, made from the op records.
+
+Names are the seed names in snake_case (`DotGeneral` -> `dot_general`), positional
+arguments in the seed's order, seed argument names as keywords; Python keywords get a
+trailing underscore (`while_`, `and_`, `or_`, `not_`).  Ops without an array operand
+take the Builder first (`constant(b, value)`, `iota(b, type, size)`).
+"""
+from __future__ import annotations
+
+import inspect
+import keyword
+
+import numpy as np
+
+from xlair.dialect.checks import Check, XlaError
+from xlair.dialect.core import REQUIRED, OpDef, all_ops
+
+from .builder import Builder, Op
+
+def python_name(opdef: OpDef) -> str:
+    n = opdef.name
+    return n + "_" if keyword.iskeyword(n) or n in ("and", "or", "not") else n
+
+
+def _find_builder(opdef: OpDef, args: dict) -> Builder:
+    for p in opdef.operand_params:
+        v = args.get(p.name)
+        for x in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(x, Op):
+                return x.builder
+    Check(opdef.name).fail(opdef.operand_params[0].name if opdef.operand_params else "builder",
+                           "must include an XlaOp (or pass the Builder first)", args)
+
+
+def _bind_default(opdef: OpDef, name: str, args, kwargs) -> dict:
+    sig = _signature(opdef)
+    try:
+        ba = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise XlaError(f"'xla.{opdef.name}' arguments do not match {name}{sig}: {e}",
+                       op=opdef.name) from None
+    return dict(ba.arguments)
+
+
+def _signature(opdef: OpDef) -> inspect.Signature:
+    ps = []
+    for p in opdef.params:
+        default = inspect.Parameter.empty if p.default is REQUIRED else p.default
+        ps.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
+    return inspect.Signature(ps)
+
+
+def make(opdef: OpDef, name: str):
+    def op_function(*args, **kwargs):
+        builder = None
+        if opdef.takes_builder or (args and isinstance(args[0], Builder)):
+            if not args or not isinstance(args[0], Builder):
+                Check(opdef.name).fail("builder", "must be the first argument (an xla.Builder)",
+                                       args[0] if args else None)
+            builder, args = args[0], args[1:]
+        if opdef.bind is not None:
+            try:
+                bound = opdef.bind(*args, **kwargs)
+            except TypeError as e:
+                raise XlaError(f"'xla.{opdef.name}' arguments do not match {name}: {e}",
+                               op=opdef.name) from None
+        else:
+            bound = _bind_default(opdef, name, args, kwargs)
+        if builder is None:
+            builder = _find_builder(opdef, bound)
+        return builder.add(opdef, bound)
+
+    op_function.__name__ = op_function.__qualname__ = name
+    op_function.__doc__ = f"{opdef.seed}: {opdef.doc}\n\nSpec section: {opdef.section}."
+    sig = inspect.signature(opdef.bind) if opdef.bind else _signature(opdef)
+    if opdef.takes_builder:
+        sig = sig.replace(parameters=[inspect.Parameter("builder", inspect.Parameter.POSITIONAL_ONLY)]
+                          + list(sig.parameters.values()))
+    op_function.__signature__ = sig
+    return op_function
+
+

@@ -1,0 +1,254 @@
+"""`Builder` and `Op` (XlaBuilder and XlaOp).
+
+Each op call runs the op's shape rule at once, so errors point at the line that made the
+bad op; `build()` emits the MLIR module of `xla.*` ops, one `func.func @main` whose
+arguments are the parameters and whose result is the root.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+import xlair.dialect as _dialect_pkg
+import xlair.lowering as _lowering_pkg
+from xlair.dialect.checks import Check, XlaError
+from xlair.dialect.core import RETURN, OpDef, Sig
+from xlair.dialect.ir import context, func, ir, lock
+from xlair.dialect.types import Shape
+from xlair.dialect.verify import verify
+
+from .computation import Computation
+
+_OWN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                  for m in (_dialect_pkg, _lowering_pkg, sys.modules[__package__]))
+
+
+def caller_location() -> tuple[str, int] | None:
+    """File and line of the first caller outside xlair."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not os.path.abspath(fn).startswith(_OWN_DIRS):
+            return fn, f.f_lineno
+        f = f.f_back
+    return None
+
+
+class Op:
+    """A handle to a value in a computation being built (XlaOp)."""
+    __slots__ = ("builder", "index", "shape")
+
+    def __init__(self, builder: "Builder", index: int, shape: Shape):
+        self.builder, self.index, self.shape = builder, index, shape
+
+    def __repr__(self):
+        node = self.builder._nodes[self.index]
+        return f"<xla.Op {node.label} : {self.shape}>"
+
+    # operator sugar, as XlaOp has in C++
+    def _bin(self, name, other, swap=False):
+        from . import ops
+        if not isinstance(other, Op):
+            other = ops.constant(self.builder, np.asarray(other, dtype=self.shape.dtype))
+        a, b = (other, self) if swap else (self, other)
+        return getattr(ops, name)(a, b)
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __truediv__(self, o): return self._bin("div", o)
+    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __mod__(self, o): return self._bin("rem", o)
+    def __and__(self, o): return self._bin("and_", o)
+    def __or__(self, o): return self._bin("or_", o)
+    def __xor__(self, o): return self._bin("xor", o)
+    def __lshift__(self, o): return self._bin("shift_left", o)
+    def __rshift__(self, o): return self._bin("shift_right_arithmetic", o)
+
+    def __neg__(self):
+        from . import ops
+        return ops.neg(self)
+
+    def __invert__(self):
+        from . import ops
+        return ops.not_(self)
+
+    __hash__ = object.__hash__
+
+
+class _Node:
+    __slots__ = ("opdef", "args", "shape", "loc", "number", "name")
+
+    def __init__(self, opdef, args, shape, loc, number=None, name=""):
+        self.opdef, self.args, self.shape, self.loc = opdef, args, shape, loc
+        self.number, self.name = number, name
+
+    @property
+    def label(self):
+        return f"parameter({self.number})" if self.opdef is None else self.opdef.mlir_name
+
+
+class Builder:
+    """Builds one computation (XlaBuilder).  The last op built is the root unless `build`
+    is given one."""
+
+    def __init__(self, name: str = "computation"):
+        self.name = name
+        self._nodes: list[_Node] = []
+        self._params: dict[int, int] = {}
+
+    def __repr__(self):
+        return f"<xla.Builder {self.name}: {len(self._nodes)} values>"
+
+    # -- values --------------------------------------------------------------------------------
+    def parameter(self, number: int, shape: Shape, name: str = "") -> Op:
+        loc = caller_location()
+        chk = Check("parameter", _loc_str(loc))
+        if not isinstance(number, (int, np.integer)) or isinstance(number, bool) or number < 0:
+            chk.fail("parameter_number", "must be a non-negative integer", number)
+        if not isinstance(shape, Shape):
+            chk.fail("shape", "must be an xla.Shape", shape)
+        if int(number) in self._params:
+            chk.fail("parameter_number", "must be unique in the computation", int(number))
+        self._nodes.append(_Node(None, {}, shape, loc, int(number), name))
+        self._params[int(number)] = len(self._nodes) - 1
+        return Op(self, len(self._nodes) - 1, shape)
+
+    def add(self, opdef: OpDef, args: dict[str, Any]) -> Op:
+        """Add one op: check its arguments, run its shape rule, return its handle."""
+        loc = caller_location()
+        chk = opdef.check(_loc_str(loc))
+        norm: dict[str, Any] = {}
+        shapes: dict[str, Any] = {}
+        for p in opdef.params:
+            v = args.get(p.name, p.default)
+            if v is p.default and not p.optional and p.name not in args:
+                chk.fail(p.name, "is required", None, show_got=False)
+            if p.kind == "operand":
+                self._own(chk, p.name, v)
+                norm[p.name], shapes[p.name] = v, v.shape
+            elif p.kind == "operands":
+                vs = list(v) if isinstance(v, (list, tuple)) else [v]
+                for i, x in enumerate(vs):
+                    self._own(chk, f"{p.name}[{i}]", x)
+                norm[p.name], shapes[p.name] = vs, [x.shape for x in vs]
+            elif p.kind == "computation":
+                c = _comp(chk, p.name, v)
+                norm[p.name], shapes[p.name] = c, c.program_shape
+            elif p.kind == "computations":
+                vs = list(v) if isinstance(v, (list, tuple)) else [v]
+                cs = [_comp(chk, f"{p.name}[{i}]", x) for i, x in enumerate(vs)]
+                norm[p.name], shapes[p.name] = cs, [c.program_shape for c in cs]
+            else:
+                val = None if v is None else p.attr.normalize(chk, p.name, v)
+                norm[p.name] = shapes[p.name] = val
+        shape = opdef.infer(chk, **shapes)
+        self._nodes.append(_Node(opdef, norm, shape, loc))
+        return Op(self, len(self._nodes) - 1, shape)
+
+    def _own(self, chk: Check, param: str, v):
+        if not isinstance(v, Op):
+            chk.fail(param, "must be an XlaOp (an xla.Op of this builder)", v)
+        if v.builder is not self:
+            chk.fail(param, f"must come from builder '{self.name}', not '{v.builder.name}'", v)
+
+    # -- build ---------------------------------------------------------------------------------
+    def build(self, root: Op | None = None) -> Computation:
+        chk = Check("build", _loc_str(caller_location()))
+        if root is None:
+            ops = [i for i, n in enumerate(self._nodes) if n.opdef is not None]
+            if not ops and not self._nodes:
+                chk.fail("root", "needs at least one value in the computation", self.name)
+            root_index = ops[-1] if ops else len(self._nodes) - 1
+        else:
+            self._own(chk, "root", root)
+            root_index = root.index
+        numbers = sorted(self._params)
+        if numbers != list(range(len(numbers))):
+            chk.fail("parameters", "must be numbered 0..N-1 without gaps", numbers)
+        with lock, context():
+            module = self._emit(root_index, numbers)
+            verify(module)
+        return Computation(module, self.name)
+
+    def _emit(self, root_index: int, numbers: list[int]) -> ir.Module:
+        with _location(None):
+            module = ir.Module.create()
+            params = [self._nodes[self._params[n]] for n in numbers]
+            ftype = ir.FunctionType.get([p.shape.to_mlir() for p in params],
+                                        [self._nodes[root_index].shape.to_mlir()])
+            with ir.InsertionPoint(module.body):
+                f = func.FuncOp("main", ftype)
+            entry = f.add_entry_block()
+        values: dict[int, ir.Value] = {}
+        for n, arg in zip(numbers, entry.arguments):
+            values[self._params[n]] = arg
+        with ir.InsertionPoint(entry):
+            for i, node in enumerate(self._nodes):
+                if node.opdef is None:
+                    continue
+                with _location(node.loc):
+                    values[i] = emit_op(module, node.opdef, node.args, node.shape, values)
+            with _location(None):
+                func.ReturnOp([values[root_index]])
+        return module
+
+
+def emit_op(module: ir.Module, opdef: OpDef, args: dict, shape: Shape, values: dict) -> ir.Value:
+    """Create one xla op at the current insertion point; `values` maps handles to ir.Values."""
+    operands: list[ir.Value] = []
+    groups = {}
+    for p in opdef.operand_params:
+        v = args[p.name]
+        vals = [values[x.index] for x in v] if p.variadic else [values[v.index]]
+        groups[p.name] = vals
+        operands.extend(vals)
+    attrs = {}
+    for p in opdef.attr_params:
+        if args.get(p.name) is not None:
+            attrs[p.name] = p.attr.to_attr(args[p.name])
+    seg = opdef.segment_attr(groups)
+    if seg is not None:
+        attrs["operandSegmentSizes"] = seg
+    comps = []
+    for p in opdef.region_params:
+        comps.extend(args[p.name] if p.variadic else [args[p.name]])
+    op = ir.Operation.create(opdef.mlir_name, results=[shape.to_mlir()], operands=operands,
+                             attributes=attrs, regions=len(comps))
+    for region, comp in zip(op.regions, comps):
+        inline_computation(region, comp)
+    return op.result
+
+
+def inline_computation(region: ir.Region, comp: Computation) -> None:
+    """Copy a computation's @main body into an op's region, ending in xla.return."""
+    clone = comp.main.clone()
+    block = clone.regions[0].blocks[0]
+    block.append_to(region)
+    term = list(block.operations)[-1]
+    with ir.InsertionPoint(term), term.location:
+        ir.Operation.create(RETURN, operands=list(term.operands))
+    term.erase()
+    clone.erase()
+
+
+def _comp(chk: Check, param: str, v) -> Computation:
+    if not isinstance(v, Computation):
+        chk.fail(param, "must be an xla.Computation (built by another Builder)", v)
+    return v
+
+
+def _loc_str(loc) -> str | None:
+    return f"{loc[0]}:{loc[1]}" if loc else None
+
+
+def _location(loc):
+    if loc is None:
+        return ir.Location.unknown()
+    return ir.Location.file(loc[0], loc[1], 0)

@@ -1,0 +1,186 @@
+"""From a Computation to a `.vmfb`: lowering, IREE flags per target, and the on-disk
+compile cache keyed by a content hash."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+
+from xlair.dialect.checks import XlaError
+from xlair.dialect.ir import context, func, ir, lock
+from xlair.lowering import pipeline
+
+from .computation import Computation
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    name: str
+    backend: str            # --iree-hal-target-device / backend name
+    driver: str             # IREE runtime driver
+    flags: tuple = ()
+
+    def compile_flags(self, cpu: str | None = None) -> list[str]:
+        out = list(self.flags)
+        if self.backend == "llvm-cpu":
+            out.append(f"--iree-llvmcpu-target-cpu={cpu or 'host'}")
+        return out
+
+
+_COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
+TARGETS = {
+    "cpu": Target("cpu", "llvm-cpu", "local-task",
+                  _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")),
+    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON),
+    "cuda": Target("cuda", "cuda", "cuda", _COMMON + ("--iree-cuda-target=sm_80",)),
+    "rocm": Target("rocm", "rocm", "hip", _COMMON + ("--iree-rocm-target=gfx942",)),
+}
+ALIASES = {"llvm-cpu": "cpu", "local-task": "cpu", "host": "cpu", "vulkan-spirv": "vulkan",
+           "hip": "rocm"}
+
+
+def target(name: str) -> Target:
+    t = TARGETS.get(ALIASES.get(name, name))
+    if t is None:
+        raise XlaError(f"unknown target {name!r}; known: {', '.join(sorted(TARGETS))} "
+                       f"(or IREE names {', '.join(sorted(ALIASES))})")
+    return t
+
+
+# ----------------------------------------------------------------------------------------
+# lowering
+# ----------------------------------------------------------------------------------------
+def signature_json(comp: Computation, replicas: int = 1) -> str:
+    sig = comp.program_shape
+    return json.dumps({"name": comp.name, "params": [p.mlir_str() for p in sig.params],
+                       "result": sig.result.mlir_str(), "replicas": replicas})
+
+
+def lower(comp: Computation, replicas: int = 1) -> ir.Module:
+    """A copy of the computation's module lowered to linalg (what IREE is given)."""
+    with lock, context():
+        module = ir.Module.parse(comp.to_text(debug_info=True))
+        pipeline.run(module, "xla-to-iree-input")
+        main = _main(module)
+        main.attributes["iree.reflection"] = ir.DictAttr.get(
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas))})
+        return module
+
+
+def _main(module: ir.Module) -> ir.Operation:
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op.operation
+    raise XlaError("module has no @main")
+
+
+# ----------------------------------------------------------------------------------------
+# compile cache
+# ----------------------------------------------------------------------------------------
+_SOURCE_HASH: str | None = None
+
+
+def _source_hash() -> str:
+    """Hash of xlair's own lowering code: a change to it invalidates cached artifacts."""
+    global _SOURCE_HASH
+    if _SOURCE_HASH is None:
+        import xlair.dialect
+        import xlair.lowering
+        h = hashlib.sha256()
+        roots = [pathlib.Path(m.__file__).parent for m in (xlair.dialect, xlair.lowering)]
+        roots.append(pathlib.Path(__file__).parent)
+        for root in roots:
+            for p in sorted(root.rglob("*.py")):
+                h.update(p.read_bytes())
+        try:
+            from iree.compiler import version
+            h.update(str(getattr(version, "VERSION", "")).encode())
+        except ImportError:
+            pass
+        _SOURCE_HASH = h.hexdigest()
+    return _SOURCE_HASH
+
+
+def cache_dir() -> pathlib.Path:
+    d = os.environ.get("XLAIR_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "xlair")
+    return pathlib.Path(d)
+
+
+def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -> str:
+    h = hashlib.sha256()
+    for part in (str(comp), comp.name, tgt.name, "\0".join(flags), str(replicas), _source_hash()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+_DIGEST = 32
+
+
+def cache_get(key: str) -> bytes | None:
+    p = cache_dir() / f"{key}.vmfb"
+    try:
+        data = p.read_bytes()
+    except OSError:
+        return None
+    body, digest = data[:-_DIGEST], data[-_DIGEST:]
+    if len(data) <= _DIGEST or hashlib.sha256(body).digest() != digest:
+        return None      # truncated or corrupt entry: rebuilt by the caller
+    return body
+
+
+def cache_put(key: str, vmfb: bytes) -> None:
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(vmfb + hashlib.sha256(vmfb).digest())
+        os.replace(tmp, d / f"{key}.vmfb")          # atomic: readers see old or new, whole
+    except OSError:
+        pass
+
+
+# ----------------------------------------------------------------------------------------
+# compile
+# ----------------------------------------------------------------------------------------
+def iree_compile(text: str, tgt: Target, flags: list[str]) -> bytes:
+    """Run IREE's compiler in a child process (a crash there cannot take Python down)."""
+    from iree.compiler import tools
+    try:
+        return tools.compile_str(text, target_backends=[tgt.backend], extra_args=flags)
+    except tools.CompilerToolError as e:
+        msg = str(e)
+        raise XlaError(f"IREE could not compile for {tgt.name}: {msg[-2000:]}") from None
+
+
+def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
+                 replicas: int = 1, cache: bool = True) -> bytes:
+    if not isinstance(comp, Computation):
+        raise XlaError(f"compile takes an xla.Computation; got {type(comp).__name__}")
+    tgt = target(target_name)
+    all_flags = tgt.compile_flags(cpu) + list(flags)
+    key = cache_key(comp, tgt, all_flags, replicas) if cache else None
+    if key:
+        hit = cache_get(key)
+        if hit is not None:
+            return hit
+    module = lower(comp, replicas)
+    with lock, context():
+        text = str(module)
+    vmfb = iree_compile(text, tgt, all_flags)
+    if key:
+        cache_put(key, vmfb)
+    return vmfb
+
+
+def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None = None,
+            replicas: int = 1, cache: bool = True):
+    """Compile a computation for a target ("cpu", "vulkan", "cuda", "rocm" or IREE names)."""
+    from .runtime import Executable
+    vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, replicas=replicas, cache=cache)
+    return Executable(vmfb, target)

@@ -1,0 +1,75 @@
+"""Checking host values against XLA shapes (shared by executables and the interpreter)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from xlair.dialect.checks import XlaError, show
+from xlair.dialect.types import Shape, element_type
+
+
+def check_args(shapes: Sequence[Shape], args: Sequence, who: str) -> list:
+    """numpy values for `args`, one per parameter shape; XlaError on any mismatch."""
+    if len(args) != len(shapes):
+        raise XlaError(f"{who} takes {len(shapes)} argument(s) {list(shapes)}; got {len(args)}")
+    return [check_arg(s, a, f"{who} argument {i}") for i, (s, a) in enumerate(zip(shapes, args))]
+
+
+def check_arg(shape: Shape, a, what: str):
+    if shape.is_tuple:
+        if not isinstance(a, (tuple, list)) or len(a) != len(shape.tuple_shapes):
+            raise XlaError(f"{what} must be a tuple of {len(shape.tuple_shapes)} values {shape}; "
+                           f"got {type(a).__name__}")
+        return tuple(check_arg(s, x, f"{what}[{i}]") for i, (s, x) in enumerate(zip(shape.tuple_shapes, a)))
+    if shape.is_token:
+        return np.zeros((), np.bool_)
+    if isinstance(a, (np.ndarray, np.generic)):
+        arr = np.asarray(a)
+        if arr.dtype != shape.dtype:
+            raise XlaError(f"{what} must be {shape}; got {_describe(arr)} (dtype {arr.dtype}, "
+                           f"expected {shape.dtype})")
+    else:
+        try:
+            raw = np.asarray(a)
+        except (ValueError, TypeError) as e:
+            raise XlaError(f"{what} must be {shape}; got {type(a).__name__} ({e})") from None
+        if raw.dtype == object or raw.dtype.kind not in "biufc":
+            raise XlaError(f"{what} must be {shape}; got {type(a).__name__} {show(a)}")
+        if _lossy(raw.dtype, shape):
+            raise XlaError(f"{what} must be {shape}; got {raw.dtype.name} values {show(raw)}")
+        with np.errstate(all="ignore"):
+            arr = raw.astype(shape.dtype)
+    if arr.shape != shape.dims:
+        raise XlaError(f"{what} must be {shape}; got {_describe(arr)}")
+    return arr if arr.flags.c_contiguous else np.array(arr, order="C")
+
+
+def _lossy(src: np.dtype, shape: Shape) -> bool:
+    order = "biufc"
+    dst = shape.dtype.kind if shape.element_type.kind != "float" else "f"
+    return order.index(src.kind) > order.index(dst) and not (src.kind == "i" and dst == "u")
+
+
+def _describe(arr: np.ndarray) -> str:
+    try:
+        et = element_type(arr.dtype).name
+    except TypeError:
+        et = str(arr.dtype)
+    return f"{et}[{','.join(map(str, arr.shape))}]"
+
+
+def flatten(value, shape: Shape) -> list:
+    if shape.is_tuple:
+        return [leaf for v, s in zip(value, shape.tuple_shapes) for leaf in flatten(v, s)]
+    return [value]
+
+
+def unflatten(leaves, shape: Shape):
+    it = iter(leaves)
+
+    def build(s):
+        if s.is_tuple:
+            return tuple(build(x) for x in s.tuple_shapes)
+        return next(it)
+    return build(shape)

@@ -1,0 +1,46 @@
+"""Test configuration: a compile cache inside build/ (shared by the xdist workers), and the
+record of which ops passed on which target, read by `xlair.tools.status`."""
+import json
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+os.environ.setdefault("XLAIR_CACHE_DIR", str(ROOT / "build" / "cache"))
+RESULTS = ROOT / "build" / "test-results"
+_results: dict = {}
+
+
+@pytest.fixture
+def covers(request):
+    """A test lists the ops it checks end to end: covers.add("cpu", "xla.add", ...)."""
+    class _Covers:
+        def __init__(self):
+            self.items = []
+
+        def add(self, target, *ops):
+            self.items.extend((target, o) for o in ops)
+    c = _Covers()
+    request.node._covers = c
+    return c
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    c = getattr(item, "_covers", None)
+    if c is None or rep.when != "call" and not (rep.when == "setup" and rep.failed):
+        return
+    for target, op in c.items:
+        slot = _results.setdefault(op, {}).setdefault(target, {"pass": 0, "fail": 0, "skip": 0})
+        slot["pass" if rep.passed else "skip" if rep.skipped else "fail"] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _results:
+        return
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    (RESULTS / f"{worker}.json").write_text(json.dumps(_results, indent=1, sort_keys=True))

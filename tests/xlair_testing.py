@@ -1,0 +1,123 @@
+"""Helpers of the test suite: random inputs per element type, tolerances, running a
+computation compiled and in the reference interpreter side by side."""
+from __future__ import annotations
+
+import numpy as np
+
+import xlair as xla
+from xlair.dialect.types import BF16, F16, F32, F64, Shape
+
+TOL = {  # (rtol, atol) per floating-point component type
+    "f16": (4e-3, 4e-3), "bf16": (2e-2, 2e-2), "f32": (2e-5, 2e-5), "f64": (1e-11, 1e-11),
+}
+
+
+def tolerance(et, scale: float = 1.0):
+    rtol, atol = TOL.get(et.component.name, (0, 0))
+    return rtol * scale, atol * scale
+
+
+def random_array(et, dims, rng, domain: str = "any"):
+    """Random values of an element type; `domain` restricts them for partial functions:
+    'positive' (> 0), 'unit' (|x| < 1), 'small' (small integers / moderate floats)."""
+    dims = tuple(dims)
+    if et.is_pred:
+        return rng.random(dims) < 0.5
+    if et.is_integer:
+        info = np.iinfo(et.dtype)
+        lo, hi = (max(info.min, -60), min(info.max, 60)) if domain != "bits" else (info.min, info.max)
+        if domain == "positive":
+            lo = 1
+        if domain == "small":
+            lo, hi = max(info.min, -5), min(info.max, 5)
+        if domain == "bits":
+            return rng.integers(lo, hi, dims, dtype=et.dtype, endpoint=True)
+        return rng.integers(lo, hi, dims, endpoint=True).astype(et.dtype)
+    if et.is_complex:
+        comp = et.component
+        return (random_array(comp, dims, rng, domain) + 1j * random_array(comp, dims, rng, domain)).astype(et.dtype)
+    if domain == "positive":
+        x = rng.uniform(0.1, 3.0, dims)
+    elif domain == "unit":
+        x = rng.uniform(-0.9, 0.9, dims)
+    elif domain == "small":
+        x = rng.uniform(-1.5, 1.5, dims)
+    else:
+        x = rng.uniform(-3.0, 3.0, dims)
+    return np.asarray(x).astype(et.dtype)
+
+
+def assert_close(got, expected, shape: Shape, what: str = "", scale: float = 1.0):
+    if shape.is_tuple:
+        assert isinstance(got, tuple) and len(got) == len(shape.tuple_shapes), f"{what}: {got!r}"
+        for i, (g, e, s) in enumerate(zip(got, expected, shape.tuple_shapes)):
+            assert_close(g, e, s, f"{what}[{i}]", scale)
+        return
+    got = np.asarray(got)
+    assert got.dtype == shape.dtype, f"{what}: dtype {got.dtype}, expected {shape.dtype}"
+    assert got.shape == shape.dims, f"{what}: shape {got.shape}, expected {shape.dims}"
+    et = shape.element_type
+    if et.is_floating:
+        rtol, atol = tolerance(et, scale)
+        g = got.astype(np.complex128 if et.is_complex else np.float64)
+        e = np.asarray(expected).astype(g.dtype)
+        ok = np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+        if not ok.all():
+            bad = np.argwhere(~ok)[:5]
+            detail = ", ".join(f"{tuple(i)}: got {g[tuple(i)]!r} expected {e[tuple(i)]!r}" for i in bad)
+            raise AssertionError(f"{what}: {int((~ok).sum())} of {ok.size} elements differ: {detail}")
+    else:
+        if not np.array_equal(got, np.asarray(expected)):
+            bad = np.argwhere(got != np.asarray(expected))[:5]
+            detail = ", ".join(f"{tuple(i)}: got {got[tuple(i)]!r} expected {np.asarray(expected)[tuple(i)]!r}"
+                               for i in bad)
+            raise AssertionError(f"{what}: elements differ: {detail}")
+
+
+def run_and_compare(comp: xla.Computation, *args, target: str = "cpu", scale: float = 1.0, what: str = ""):
+    """Compile for `target`, run, and compare with the reference interpreter; returns the result."""
+    expected = xla.interpret(comp, *args)
+    got = xla.compile(comp, target=target)(*args)
+    assert_close(got, expected, comp.result_shape, what or comp.name, scale)
+    return got
+
+
+def scalar_computation(op_name: str, et, n: int = 2) -> xla.Computation:
+    """(T, T) -> T applying one binary op (add, max, ...)."""
+    b = xla.Builder(f"{op_name}_{et.name}")
+    ps = [b.parameter(i, Shape(et, ())) for i in range(n)]
+    getattr(xla.ops, op_name)(*ps)
+    return b.build()
+
+
+def comp_of(fn, *shapes, name=None) -> xla.Computation:
+    """Build a computation: `fn(builder, *parameters)`; the last op built is the root."""
+    b = xla.Builder(name or fn.__name__)
+    ps = [b.parameter(i, s) for i, s in enumerate(shapes)]
+    fn(b, *ps)
+    return b.build()
+
+
+def check_example(comp: xla.Computation, args, expected, target: str = "cpu"):
+    """A spec example: both the compiled program and the reference interpreter must give the
+    spec's own numbers."""
+    for label, got in (("interpreter", xla.interpret(comp, *args)),
+                       (target, xla.compile(comp, target=target)(*args))):
+        _equal(got, expected, f"{comp.name} on {label}")
+
+
+def _equal(got, expected, what):
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected), f"{what}: {got!r}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            _equal(g, e, f"{what}[{i}]")
+        return
+    e = np.asarray(expected)
+    g = np.asarray(got)
+    assert g.shape == e.shape, f"{what}: shape {g.shape}, expected {e.shape}"
+    if g.dtype.kind in "fc":
+        assert np.allclose(g, e, rtol=1e-6, atol=0, equal_nan=True), f"{what}: {g} != {e}"
+        # signs of zeros and NaNs matter in the spec's examples
+        assert np.array_equal(np.signbit(g.real), np.signbit(e.real)), f"{what}: signs {g} vs {e}"
+    else:
+        assert np.array_equal(g, e), f"{what}: {g} != {e}"
