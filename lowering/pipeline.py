@@ -16,7 +16,7 @@ from xlair.dialect.core import location_str
 from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
-from . import registry
+from . import libm, registry
 from .registry import builtin_type, cast
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
@@ -195,6 +195,8 @@ def to_linalg(module: ir.Module) -> None:
         names = sorted({o.name for o in left})
         raise XlaError(f"'{op.name}' has no lowering to linalg (left: {', '.join(names)})",
                        location=location_str(op.location))
+    passmanager.PassManager.parse("builtin.module(func.func(convert-complex-to-standard))").run(module.operation)
+    rewrite.apply_patterns_and_fold_greedily(module, libm.f64_patterns())
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")
     pm.run(module.operation)
 

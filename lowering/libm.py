@@ -1,0 +1,222 @@
+"""f64 math functions that IREE's CPU backend cannot link (it has no libm for f64 sin, cos,
+tan, tanh, cbrt, atan, atan2), written as arith code.
+
+The pipeline lowers complex arithmetic to real arithmetic first
+(`convert-complex-to-standard`), so these patterns also serve c128.  The coefficients are
+the Taylor series of sin, cos and atan, truncated where the next term is below 2^-60 on the
+reduced interval; the reduction of sin/cos/tan subtracts multiples of pi/2 split in three
+parts (Cody and Waite), exact for |x| < 2^20 and still a few ulp for |x| < 2^52.
+"""
+from __future__ import annotations
+
+from decimal import Decimal, getcontext
+from math import factorial, frexp
+
+from xlair.dialect.ir import arith, ir, math, rewrite, scf
+
+CF = arith.CmpFPredicate
+CI = arith.CmpIPredicate
+
+getcontext().prec = 60
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628")
+
+
+def _split(value: Decimal, bits: int):
+    """value = a + b + c with a and b of `bits` significant bits (so k * a is exact)."""
+    parts, rest = [], value
+    for _ in range(2):
+        f = float(rest)
+        scale = 2.0 ** (bits - frexp(f)[1])
+        a = round(f * scale) / scale
+        parts.append(a)
+        rest -= Decimal(a)
+    parts.append(float(rest))
+    return parts
+
+
+PIO2 = _split(_PI / 2, 33)
+TWO_OVER_PI = float(2 / _PI)
+PI, PI_2, PI_4 = float(_PI), float(_PI / 2), float(_PI / 4)
+TAN_PI_8 = float(Decimal(2).sqrt() - 1)
+SIN_C = [(-1) ** n / factorial(2 * n + 1) for n in range(1, 9)]      # x^3 .. x^17
+COS_C = [(-1) ** n / factorial(2 * n) for n in range(1, 10)]         # x^2 .. x^18
+ATAN_C = [(-1) ** n / (2 * n + 1) for n in range(1, 24)]             # t^3 .. t^47
+
+
+def _f64():
+    return ir.F64Type.get()
+
+
+def c(v: float) -> ir.Value:
+    return arith.constant(_f64(), ir.FloatAttr.get(_f64(), float(v)))
+
+
+def _horner(z, coeffs):
+    acc = c(coeffs[-1])
+    for k in reversed(coeffs[:-1]):
+        acc = arith.addf(c(k), arith.mulf(z, acc))
+    return acc
+
+
+def _sign_bit(x):
+    i64 = ir.IntegerType.get_signless(64)
+    return arith.cmpi(CI.slt, arith.bitcast(i64, x), arith.constant(i64, ir.IntegerAttr.get(i64, 0)))
+
+
+def _reduce_pio2(x):
+    """(r, q): x = k*pi/2 + r, |r| <= pi/4, q = k mod 4 (i64).  Non-finite or huge x give r = 0."""
+    i64 = ir.IntegerType.get_signless(64)
+    finite = arith.cmpf(CF.OLT, math.absf(x), c(2.0 ** 52))
+    xs = arith.select(finite, x, c(0.0))
+    k = math.roundeven(arith.mulf(xs, c(TWO_OVER_PI)))
+    r = arith.subf(xs, arith.mulf(k, c(PIO2[0])))
+    r = arith.subf(r, arith.mulf(k, c(PIO2[1])))
+    r = arith.subf(r, arith.mulf(k, c(PIO2[2])))
+    q = arith.andi(arith.fptosi(i64, k), arith.constant(i64, ir.IntegerAttr.get(i64, 3)))
+    return r, q, finite
+
+
+def _sin_cos_kernel(r):
+    z = arith.mulf(r, r)
+    s = arith.addf(r, arith.mulf(arith.mulf(r, z), _horner(z, SIN_C)))
+    co = arith.addf(c(1.0), arith.mulf(z, _horner(z, COS_C)))
+    return s, co
+
+
+def _q_is(q, v):
+    i64 = ir.IntegerType.get_signless(64)
+    return arith.cmpi(CI.eq, q, arith.constant(i64, ir.IntegerAttr.get(i64, v)))
+
+
+def _nan_unless(finite, v):
+    return arith.select(finite, v, c(float("nan")))
+
+
+def sin(x):
+    r, q, finite = _reduce_pio2(x)
+    s, co = _sin_cos_kernel(r)
+    v = arith.select(_q_is(q, 0), s, arith.select(_q_is(q, 1), co,
+                     arith.select(_q_is(q, 2), arith.negf(s), arith.negf(co))))
+    v = arith.select(arith.cmpf(CF.OEQ, x, c(0.0)), x, v)      # keep the sign of zero
+    return _nan_unless(finite, v)
+
+
+def cos(x):
+    r, q, finite = _reduce_pio2(x)
+    s, co = _sin_cos_kernel(r)
+    v = arith.select(_q_is(q, 0), co, arith.select(_q_is(q, 1), arith.negf(s),
+                     arith.select(_q_is(q, 2), arith.negf(co), s)))
+    return _nan_unless(finite, v)
+
+
+def tan(x):
+    r, q, finite = _reduce_pio2(x)
+    s, co = _sin_cos_kernel(r)
+    i64 = ir.IntegerType.get_signless(64)
+    odd = arith.cmpi(CI.eq, arith.andi(q, arith.constant(i64, ir.IntegerAttr.get(i64, 1))),
+                     arith.constant(i64, ir.IntegerAttr.get(i64, 1)))
+    v = arith.select(odd, arith.negf(arith.divf(co, s)), arith.divf(s, co))
+    v = arith.select(arith.cmpf(CF.OEQ, x, c(0.0)), x, v)
+    return _nan_unless(finite, v)
+
+
+def tanh(x):
+    a = math.absf(x)
+    t = math.expm1(arith.mulf(c(2.0), a))
+    v = arith.divf(t, arith.addf(t, c(2.0)))
+    v = arith.select(arith.cmpf(CF.OGT, a, c(22.0)), c(1.0), v)
+    return math.copysign(v, x)
+
+
+def cbrt(x):
+    a = math.absf(x)
+    y = math.powf(a, c(1.0 / 3.0))
+    y3 = arith.mulf(arith.mulf(y, y), y)
+    y = arith.subf(y, arith.divf(arith.subf(y3, a), arith.mulf(c(3.0), arith.mulf(y, y))))
+    special = arith.ori(arith.cmpf(CF.OEQ, a, c(0.0)), arith.cmpf(CF.UEQ, a, c(float("inf"))))
+    y = arith.select(special, a, y)
+    return math.copysign(y, x)
+
+
+def _atan_pos(a):
+    """atan(a) for a >= 0 (or NaN)."""
+    big = arith.cmpf(CF.OGT, a, c(1.0))
+    b = arith.select(big, arith.divf(c(1.0), a), a)
+    mid = arith.cmpf(CF.OGT, b, c(TAN_PI_8))
+    t = arith.select(mid, arith.divf(arith.subf(b, c(1.0)), arith.addf(b, c(1.0))), b)
+    z = arith.mulf(t, t)
+    at = arith.addf(t, arith.mulf(arith.mulf(t, z), _horner(z, ATAN_C)))
+    at = arith.select(mid, arith.addf(c(PI_4), at), at)
+    return arith.select(big, arith.subf(c(PI_2), at), at)
+
+
+def atan(x):
+    return math.copysign(_atan_pos(math.absf(x)), x)
+
+
+def atan2(y, x):
+    ay, ax = math.absf(y), math.absf(x)
+    t = _atan_pos(arith.divf(ay, ax))
+    both_zero = arith.andi(arith.cmpf(CF.OEQ, ay, c(0.0)), arith.cmpf(CF.OEQ, ax, c(0.0)))
+    t = arith.select(both_zero, c(0.0), t)
+    inf = c(float("inf"))
+    both_inf = arith.andi(arith.cmpf(CF.OEQ, ay, inf), arith.cmpf(CF.OEQ, ax, inf))
+    t = arith.select(both_inf, c(PI_4), t)
+    t = arith.select(_sign_bit(x), arith.subf(c(PI), t), t)
+    return math.copysign(t, y)
+
+
+def while_loop(inits, cond, body):
+    """scf.while: `cond(*vals) -> i1` and `body(*vals) -> vals`; returns the final values."""
+    types = [v.type for v in inits]
+    w = scf.WhileOp(types, list(inits))
+    before = w.before.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        scf.ConditionOp(cond(*before.arguments), list(before.arguments))
+    after = w.after.blocks.append(*types)
+    with ir.InsertionPoint(after):
+        scf.YieldOp(list(body(*after.arguments)))
+    return list(w.results)
+
+
+def fmod(x, y):
+    """Exact fmod: subtract ay * 2^k (largest first); each subtraction is exact (Sterbenz)."""
+    ax, ay = math.absf(x), math.absf(y)
+    inf = c(float("inf"))
+    bad = arith.ori(arith.ori(arith.cmpf(CF.UEQ, ay, c(0.0)), arith.cmpf(CF.UEQ, ax, inf)),
+                    arith.cmpf(CF.UNO, x, y))
+    trivial = arith.ori(bad, arith.cmpf(CF.OLT, ax, ay))        # also y = inf
+    r0 = arith.select(trivial, c(0.0), ax)
+    d0 = arith.select(trivial, c(1.0), ay)
+    half = c(0.5)
+    (d,) = while_loop([d0], lambda d: arith.cmpf(CF.OLE, d, arith.mulf(r0, half)),
+                      lambda d: [arith.mulf(d, c(2.0))])
+    r, _ = while_loop([r0, d], lambda r, d: arith.cmpf(CF.OGE, d, d0),
+                      lambda r, d: [arith.select(arith.cmpf(CF.OGE, r, d), arith.subf(r, d), r),
+                                    arith.mulf(d, half)])
+    r = arith.select(trivial, ax, r)
+    r = math.copysign(r, x)
+    return arith.select(bad, c(float("nan")), r)
+
+
+F64_MATH = {"arith.remf": fmod, "math.sin": sin, "math.cos": cos, "math.tan": tan, "math.tanh": tanh,
+            "math.cbrt": cbrt, "math.atan": atan, "math.atan2": atan2}
+
+
+def _pattern(fn):
+    def rewrite_op(op, rewriter):
+        op = op.operation
+        if str(op.results[0].type) != "f64":
+            return True
+        with rewriter.ip, op.location:
+            v = fn(*op.operands)
+        rewriter.replace_op(op, [v])
+        return False
+    return rewrite_op
+
+
+def f64_patterns() -> rewrite.FrozenRewritePatternSet:
+    ps = rewrite.RewritePatternSet()
+    for name, fn in F64_MATH.items():
+        ps.add(name, _pattern(fn))
+    return ps.freeze()
