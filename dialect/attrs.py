@@ -215,7 +215,7 @@ class Literal(AttrKind):
     def to_attr(self, v: np.ndarray):
         et = element_type(v.dtype)
         t = Shape(et, v.shape).mlir_str()
-        data = np.ascontiguousarray(v)
+        data = np.asarray(v, order="C")
         if et.is_pred:
             data = data.astype(np.uint8)
         return ir.Attribute.parse(f'dense<"0x{data.tobytes().hex()}"> : {t}')

@@ -9,12 +9,12 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import S64, Shape
 
 from .elementwise import convert_scalar
-from .registry import (affine_map, builtin_type, empty, extract_scalar, extract_slice, fill, generic,
+from .registry import (affine_map, builtin_type, empty, extract_scalar, extract_slice, fill, generic, index,
                        insert_slice, loop_index, lowers, reassociation, reshape, value_of)
 
 
 def dense_attr(array: np.ndarray, t: ir.Type) -> ir.Attribute:
-    data = np.ascontiguousarray(array)
+    data = np.asarray(array, order="C")
     if data.dtype == np.bool_:
         data = data.astype(np.uint8)
     return ir.Attribute.parse(f'dense<"0x{data.tobytes().hex()}"> : {t}')
@@ -108,16 +108,23 @@ def lower_rev(lw):
     src = lw.shape("operand")
     dims = set(lw.attr("dimensions"))
     n = src.rank
-    exprs = []
-    for d in range(n):
-        if d in dims:
-            exprs.append(ir.AffineAddExpr.get(ir.AffineConstantExpr.get(src.dims[d] - 1),
-                                              ir.AffineMulExpr.get(ir.AffineDimExpr.get(d),
-                                                                   ir.AffineConstantExpr.get(-1))))
-        else:
-            exprs.append(d)
-    return generic([lw.value("operand")], [affine_map(n, exprs)], [empty(src)],
-                   [affine_map(n, list(range(n)))], ["parallel"] * n, lambda a, _o: a)[0]
+    x = lw.value("operand")
+    ident = affine_map(n, list(range(n)))
+    if n - 1 in dims:
+        # IREE's CPU codegen rejects a reversed innermost dimension in an indexing map
+        # ("inferred operand shape ..."): read the element with tensor.extract instead.
+        def body(_o):
+            idx = []
+            for d in range(n):
+                i = loop_index(d)
+                idx.append(arith.subi(index(src.dims[d] - 1), i) if d in dims else i)
+            return tensor.extract(x, idx)
+        return generic([], [], [empty(src)], [ident], ["parallel"] * n, body)[0]
+    exprs = [ir.AffineAddExpr.get(ir.AffineConstantExpr.get(src.dims[d] - 1),
+                                  ir.AffineMulExpr.get(ir.AffineDimExpr.get(d), ir.AffineConstantExpr.get(-1)))
+             if d in dims else d for d in range(n)]
+    return generic([x], [affine_map(n, exprs)], [empty(src)], [ident], ["parallel"] * n,
+                   lambda a, _o: a)[0]
 
 
 @lowers("xla.slice")

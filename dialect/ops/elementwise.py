@@ -159,7 +159,7 @@ def _total_key(x):
         return x
     nbytes = x.dtype.itemsize
     si = np.dtype(f"i{nbytes}")
-    bits = np.ascontiguousarray(x).view(si).astype(np.int64)
+    bits = np.asarray(x, order="C").view(si).astype(np.int64)
     mask = (1 << (nbytes * 8 - 1)) - 1
     return np.where(bits < 0, -(bits & mask) - 1, bits)
 
@@ -462,7 +462,7 @@ def _bitcast_infer(chk, operand, new_element_type):
 
 
 def _bitcast_ref(operand, new_element_type, *, result):
-    a = np.ascontiguousarray(np.asarray(operand))
+    a = np.asarray(np.asarray(operand), order="C")
     return a.reshape(-1).view(result.dtype).reshape(result.dims).copy() if a.size else \
         np.zeros(result.dims, result.dtype)
 

@@ -154,8 +154,14 @@ def iree_compile(text: str, tgt: Target, flags: list[str]) -> bytes:
     try:
         return tools.compile_str(text, target_backends=[tgt.backend], extra_args=flags)
     except tools.CompilerToolError as e:
-        msg = str(e)
-        raise XlaError(f"IREE could not compile for {tgt.name}: {msg[-2000:]}") from None
+        raise XlaError(f"IREE could not compile for {tgt.name}: {_errors(str(e))}") from None
+
+
+def _errors(text: str) -> str:
+    """The diagnostics of a compiler run, without the echo of the whole module."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    errs = [ln[:400] for ln in lines if "error:" in ln]
+    return "\n".join(errs[:6])[:3000] if errs else text[-2000:]
 
 
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,

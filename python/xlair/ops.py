@@ -40,8 +40,8 @@ def constant(builder, value, dtype=None):
     except (TypeError, ValueError) as e:
         _Check("constant").fail("value", f"must be an array literal ({e})", value)
     if a.dtype.kind == "c":   # complex literals are built from their real and imaginary parts
-        return _complex_op(_constant_record(builder, _np.ascontiguousarray(a.real)),
-                           _constant_record(builder, _np.ascontiguousarray(a.imag)))
+        return _complex_op(_constant_record(builder, _np.array(a.real)),
+                           _constant_record(builder, _np.array(a.imag)))
     return _constant_record(builder, a)
 
 
