@@ -125,7 +125,10 @@ class OpDef:
         operands = list(op.operands)
         ops = self.operand_params
         nvar = sum(p.variadic for p in ops)
-        if nvar > 1:
+        if nvar > 1 and "operandSegmentSizes" not in op.attributes and nvar == len(ops) == 2 \
+                and len(operands) % 2 == 0:
+            sizes = [len(operands) // 2] * 2          # two equal groups (operands, init_values)
+        elif nvar > 1:
             if "operandSegmentSizes" not in op.attributes:
                 chk.fail("operandSegmentSizes", "must be present for an op with several operand groups",
                          None, show_got=False)

@@ -18,30 +18,29 @@ import numpy as np
 from xlair.dialect.checks import Check, XlaError
 from xlair.dialect.core import REQUIRED, OpDef, all_ops
 
-from .builder import Builder, Op
+from .builder import Builder, Op, caller_location
 
 def python_name(opdef: OpDef) -> str:
     n = opdef.name
     return n + "_" if keyword.iskeyword(n) or n in ("and", "or", "not") else n
 
 
-def _find_builder(opdef: OpDef, args: dict) -> Builder:
+def _find_builder(opdef: OpDef, args: dict, chk: Check) -> Builder:
     for p in opdef.operand_params:
         v = args.get(p.name)
         for x in (v if isinstance(v, (list, tuple)) else [v]):
             if isinstance(x, Op):
                 return x.builder
-    Check(opdef.name).fail(opdef.operand_params[0].name if opdef.operand_params else "builder",
-                           "must include an XlaOp (or pass the Builder first)", args)
+    first = opdef.operand_params[0].name if opdef.operand_params else "builder"
+    chk.fail(first, "must include an XlaOp (or pass the Builder first)", args.get(first))
 
 
-def _bind_default(opdef: OpDef, name: str, args, kwargs) -> dict:
+def _bind_default(opdef: OpDef, name: str, args, kwargs, chk: Check) -> dict:
     sig = _signature(opdef)
     try:
         ba = sig.bind(*args, **kwargs)
     except TypeError as e:
-        raise XlaError(f"'xla.{opdef.name}' arguments do not match {name}{sig}: {e}",
-                       op=opdef.name) from None
+        chk.fail("arguments", f"must match {name}{sig} ({e})", None, show_got=False)
     return dict(ba.arguments)
 
 
@@ -55,22 +54,23 @@ def _signature(opdef: OpDef) -> inspect.Signature:
 
 def make(opdef: OpDef, name: str):
     def op_function(*args, **kwargs):
+        loc = caller_location()
+        chk = Check(opdef.name, f"{loc[0]}:{loc[1]}" if loc else None)
         builder = None
         if opdef.takes_builder or (args and isinstance(args[0], Builder)):
             if not args or not isinstance(args[0], Builder):
-                Check(opdef.name).fail("builder", "must be the first argument (an xla.Builder)",
-                                       args[0] if args else None)
+                chk.fail("builder", "must be the first argument (an xla.Builder)", args[0] if args else None)
             builder, args = args[0], args[1:]
         if opdef.bind is not None:
             try:
                 bound = opdef.bind(*args, **kwargs)
             except TypeError as e:
-                raise XlaError(f"'xla.{opdef.name}' arguments do not match {name}: {e}",
-                               op=opdef.name) from None
+                chk.fail("arguments", f"must match {name}{inspect.signature(opdef.bind)} ({e})", None,
+                         show_got=False)
         else:
-            bound = _bind_default(opdef, name, args, kwargs)
+            bound = _bind_default(opdef, name, args, kwargs, chk)
         if builder is None:
-            builder = _find_builder(opdef, bound)
+            builder = _find_builder(opdef, bound, chk)
         return builder.add(opdef, bound)
 
     op_function.__name__ = op_function.__qualname__ = name

@@ -1,0 +1,11 @@
+// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+
+// CHECK-LABEL: func.func @f32
+// CHECK: linalg.generic
+// CHECK: math.ceil
+// CHECK-NOT: xla.
+// CHECK: return
+func.func @f32(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "xla.ceil"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -1,0 +1,11 @@
+// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+
+// CHECK-LABEL: func.func @s32
+// CHECK: linalg.generic
+// CHECK: math.ctlz
+// CHECK-NOT: xla.
+// CHECK: return
+func.func @s32(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %r = "xla.clz"(%a) : (tensor<4xi32>) -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}

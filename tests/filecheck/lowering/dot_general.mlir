@@ -1,0 +1,18 @@
+// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+
+// Batch dims first, then [M, K] x [K, N]: the named batch_matmul.
+// CHECK-LABEL: func.func @batch
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<2x4x5xf32>)
+func.func @batch(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %r = "xla.dot_general"(%a, %b) {dimension_numbers = {lhs_batch_dimensions = array<i64: 0>, rhs_batch_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>}} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %r : tensor<2x3x5xf32>
+}
+// Any other order is transposed into that form first.
+// CHECK-LABEL: func.func @transposed
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<4x3xf32>) outs(%{{.*}} : tensor<3x4xf32>) permutation = [1, 0]
+// CHECK: linalg.matmul
+// CHECK-NOT: xla.
+func.func @transposed(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %r = "xla.dot_general"(%a, %b) {dimension_numbers = {lhs_contracting_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 0>}} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
+}

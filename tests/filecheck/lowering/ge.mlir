@@ -1,0 +1,31 @@
+// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+
+// CHECK-LABEL: func.func @f32
+// CHECK: linalg.generic
+// CHECK: arith.cmpf oge
+// CHECK-NOT: xla.
+// CHECK: return
+func.func @f32(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xi1> {
+  %r = "xla.ge"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}
+
+// CHECK-LABEL: func.func @s32
+// CHECK: linalg.generic
+// CHECK: arith.cmpi sge
+// CHECK-NOT: xla.
+// CHECK: return
+func.func @s32(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi1> {
+  %r = "xla.ge"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}
+
+// CHECK-LABEL: func.func @u32
+// CHECK: linalg.generic
+// CHECK: arith.cmpi uge
+// CHECK-NOT: xla.
+// CHECK: return
+func.func @u32(%a: tensor<4xui32>, %b: tensor<4xui32>) -> tensor<4xi1> {
+  %r = "xla.ge"(%a, %b) : (tensor<4xui32>, tensor<4xui32>) -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}

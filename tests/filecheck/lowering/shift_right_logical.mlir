@@ -1,0 +1,13 @@
+// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+
+// CHECK-LABEL: func.func @u32
+// CHECK: linalg.generic
+// CHECK: arith.cmpi uge
+// CHECK: arith.shrui
+// CHECK: arith.select
+// CHECK-NOT: xla.
+// CHECK: return
+func.func @u32(%a: tensor<4xui32>, %b: tensor<4xui32>) -> tensor<4xui32> {
+  %r = "xla.shift_right_logical"(%a, %b) : (tensor<4xui32>, tensor<4xui32>) -> tensor<4xui32>
+  return %r : tensor<4xui32>
+}

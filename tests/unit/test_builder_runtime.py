@@ -1,0 +1,169 @@
+"""Builder, text round trip, executables, artifacts and the compile cache."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair import F32, S32, U32, Shape
+from xlair import ops as O
+from xlair.compile import cache_dir, cache_get, cache_key, compile_vmfb, target
+
+
+def axpy():
+    b = xla.Builder("axpy")
+    a = b.parameter(0, Shape(F32, ()), "a")
+    x = b.parameter(1, Shape(F32, (8,)), "x")
+    y = b.parameter(2, Shape(F32, (8,)), "y")
+    O.add(O.mul(a, x, broadcast_dimensions=()), y)
+    return b.build()
+
+
+def test_design_card_example(tmp_path):
+    comp = axpy()
+    assert isinstance(comp, xla.Computation)
+    assert "xla.mul" in str(comp) and comp.module is not None
+    exe = xla.compile(comp, target="cpu")
+    xs, ys = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    np.testing.assert_allclose(exe(np.float32(2), xs, ys), 2 * xs + ys)
+    path = tmp_path / "axpy.vmfb"
+    exe.save(path)
+    exe2 = xla.load(path, target="cpu")
+    assert exe2.parameter_shapes == comp.parameter_shapes and exe2.result_shape == comp.result_shape
+    np.testing.assert_allclose(exe2(np.float32(3), xs, ys), 3 * xs + ys)
+
+
+def test_parameters_must_be_numbered_without_gaps():
+    b = xla.Builder("gap")
+    b.parameter(0, Shape(F32, ()))
+    b.parameter(2, Shape(F32, ()))
+    with pytest.raises(xla.XlaError, match=r"'xla.build' parameters must be numbered 0..N-1 without gaps; got \[0, 2\]"):
+        b.build()
+
+
+def test_parameter_number_unique_and_shape_checked():
+    b = xla.Builder("p")
+    b.parameter(0, Shape(F32, ()))
+    with pytest.raises(xla.XlaError, match="parameter_number must be unique"):
+        b.parameter(0, Shape(F32, ()))
+    with pytest.raises(xla.XlaError, match="shape must be an xla.Shape"):
+        b.parameter(1, (3,))
+
+
+def test_ops_of_another_builder_are_rejected():
+    b1, b2 = xla.Builder("one"), xla.Builder("two")
+    x = b1.parameter(0, Shape(F32, ()))
+    y = b2.parameter(0, Shape(F32, ()))
+    with pytest.raises(xla.XlaError, match="rhs must come from builder 'one', not 'two'"):
+        O.add(x, y)
+
+
+def test_explicit_root_and_parameter_order():
+    b = xla.Builder("root")
+    y = b.parameter(1, Shape(S32, ()))
+    x = b.parameter(0, Shape(F32, (2,)))
+    keep = O.neg(x)
+    O.add(y, y)
+    comp = b.build(keep)
+    assert comp.parameter_shapes == (Shape(F32, (2,)), Shape(S32, ()))
+    assert comp.result_shape == Shape(F32, (2,))
+    np.testing.assert_array_equal(xla.interpret(comp, np.array([1, -2], np.float32), np.int32(3)), [-1, 2])
+
+
+def test_text_round_trip():
+    comp = axpy()
+    again = xla.Computation.from_text(str(comp))
+    assert again == comp
+    assert again.program_shape == comp.program_shape
+
+
+def test_from_text_verifies():
+    bad = str(axpy()).replace("-> tensor<8xf32>\n", "-> tensor<9xf32>\n", 1)
+    with pytest.raises(xla.XlaError):
+        xla.Computation.from_text(bad)
+    with pytest.raises(xla.XlaError, match="cannot parse"):
+        xla.Computation.from_text("func.func @main( {")
+
+
+def test_numpy_dtypes_accepted_as_element_types():
+    assert Shape(np.float32, (2,)) == Shape(F32, (2,))
+    b = xla.Builder("dt")
+    O.convert_element_type(b.parameter(0, Shape(np.int32, (2,))), np.float64)
+    assert b.build().result_shape == Shape(xla.F64, (2,))
+
+
+def test_executable_checks_arguments():
+    exe = xla.compile(axpy())
+    xs = np.zeros(8, np.float32)
+    with pytest.raises(xla.XlaError, match="takes 3 argument"):
+        exe(np.float32(1), xs)
+    with pytest.raises(xla.XlaError, match=r"argument 1 must be f32\[8\]; got f32\[7\]"):
+        exe(np.float32(1), np.zeros(7, np.float32), xs)
+    with pytest.raises(xla.XlaError, match=r"argument 1 must be f32\[8\]; got f64\[8\]"):
+        exe(np.float32(1), np.zeros(8), xs)
+    with pytest.raises(xla.XlaError, match="argument 0 must be f32"):
+        exe("x", xs, xs)
+    # Python scalars and lists convert; strided and read-only arrays are fine
+    strided = np.arange(16, dtype=np.float32)[::2]
+    ro = np.ones(8, np.float32)
+    ro.setflags(write=False)
+    np.testing.assert_allclose(exe(2.0, strided, ro), 2 * strided + 1)
+    np.testing.assert_allclose(exe(1, [1.0] * 8, xs), np.ones(8))
+
+
+def test_unsigned_values_round_trip():
+    b = xla.Builder("u")
+    x = b.parameter(0, Shape(U32, (3,)))
+    O.add(x, O.constant(b, np.uint32(1)))
+    out = xla.compile(b.build())(np.array([0, 7, 2**32 - 1], np.uint32))
+    assert out.dtype == np.uint32
+    np.testing.assert_array_equal(out, [1, 8, 0])
+
+
+def test_cache_hits_and_rebuilds_corrupt_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
+    comp = axpy()
+    vmfb = compile_vmfb(comp)
+    tgt = target("cpu")
+    key = cache_key(comp, tgt, tgt.compile_flags(), 1)
+    assert cache_get(key) == vmfb
+    entry = cache_dir() / f"{key}.vmfb"
+    data = entry.read_bytes()
+    entry.write_bytes(data[: len(data) // 2])            # a truncated entry
+    assert cache_get(key) is None
+    assert compile_vmfb(comp) == vmfb                     # rebuilt
+    assert cache_get(key) == vmfb
+
+
+def test_one_executable_from_many_threads():
+    exe = xla.compile(axpy())
+    xs = np.arange(8, dtype=np.float32)
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                np.testing.assert_allclose(exe(np.float32(k), xs, xs), k * xs + xs)
+        except Exception as e:   # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_unknown_target():
+    with pytest.raises(xla.XlaError, match="unknown target 'tpu'"):
+        xla.compile(axpy(), target="tpu")
+
+
+def test_load_rejects_foreign_files(tmp_path):
+    p = tmp_path / "junk.vmfb"
+    p.write_bytes(os.urandom(256))
+    with pytest.raises(xla.XlaError):
+        xla.load(p)
+    with pytest.raises(xla.XlaError, match="cannot read"):
+        xla.load(tmp_path / "missing.vmfb")
