@@ -398,6 +398,59 @@ class _PaddingConfigKind(AttrKind):
 PADDING_CONFIG = _PaddingConfigKind()
 
 
+@dataclasses.dataclass(frozen=True)
+class ConvolutionDimensionNumbers(_IntRecord):
+    """XLA's ConvolutionDimensionNumbers: where batch, feature and spatial dimensions sit in the
+    input (lhs), the kernel (rhs) and the output."""
+    input_batch_dimension: int = _field(Int(), 0)
+    input_feature_dimension: int = _field(Int(), 1)
+    input_spatial_dimensions: tuple = _field(Ints(), (2, 3))
+    kernel_input_feature_dimension: int = _field(Int(), 1)
+    kernel_output_feature_dimension: int = _field(Int(), 0)
+    kernel_spatial_dimensions: tuple = _field(Ints(), (2, 3))
+    output_batch_dimension: int = _field(Int(), 0)
+    output_feature_dimension: int = _field(Int(), 1)
+    output_spatial_dimensions: tuple = _field(Ints(), (2, 3))
+
+    @classmethod
+    def coerce(cls, v):
+        if isinstance(v, dict):
+            return cls(**v)
+        raise TypeError
+
+
+@dataclasses.dataclass(frozen=True)
+class GatherDimensionNumbers(_IntRecord):
+    offset_dims: tuple = _field(Ints(), ())
+    collapsed_slice_dims: tuple = _field(Ints(), ())
+    start_index_map: tuple = _field(Ints(), ())
+    index_vector_dim: int = _field(Int(), 0)
+    operand_batching_dims: tuple = _field(Ints(), ())
+    start_indices_batching_dims: tuple = _field(Ints(), ())
+
+    @classmethod
+    def coerce(cls, v):
+        if isinstance(v, dict):
+            return cls(**v)
+        raise TypeError
+
+
+@dataclasses.dataclass(frozen=True)
+class ScatterDimensionNumbers(_IntRecord):
+    update_window_dims: tuple = _field(Ints(), ())
+    inserted_window_dims: tuple = _field(Ints(), ())
+    scatter_dims_to_operand_dims: tuple = _field(Ints(), ())
+    index_vector_dim: int = _field(Int(), 0)
+    input_batching_dims: tuple = _field(Ints(), ())
+    scatter_indices_batching_dims: tuple = _field(Ints(), ())
+
+    @classmethod
+    def coerce(cls, v):
+        if isinstance(v, dict):
+            return cls(**v)
+        raise TypeError
+
+
 class Padding(enum.Enum):
     """`Padding::kSame` / `Padding::kValid` of Conv, ReduceWindow and SelectAndScatter."""
     SAME = "SAME"

@@ -12,6 +12,13 @@ RESULTS = ROOT / "build" / "test-results"
 _results: dict = {}
 
 
+def pytest_generate_tests(metafunc):
+    """Tests with a `target` argument run on every end-to-end target of this machine."""
+    if "target" in metafunc.fixturenames:
+        from xlair_testing import E2E_TARGETS
+        metafunc.parametrize("target", E2E_TARGETS)
+
+
 @pytest.fixture
 def covers(request):
     """A test lists the ops it checks end to end: covers.add("cpu", "xla.add", ...)."""

@@ -7,6 +7,12 @@ import numpy as np
 import xlair as xla
 from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
+import os
+
+#: targets the end-to-end tests run on: a test taking a `target` argument runs once per target.
+#: cpu always; others where their device exists (see conftest.py), or as XLAIR_TEST_TARGETS says.
+E2E_TARGETS = [t for t in os.environ.get("XLAIR_TEST_TARGETS", "cpu").split(",") if t]
+
 TOL = {  # (rtol, atol) per floating-point component type
     "f16": (4e-3, 4e-3), "bf16": (2e-2, 2e-2), "f32": (2e-5, 2e-5), "f64": (1e-11, 1e-11),
 }

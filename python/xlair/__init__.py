@@ -6,8 +6,10 @@
     ...
     exe = xla.compile(b.build(), target="cpu")
 """
-from xlair.dialect.attrs import (DotDimensionNumbers, FftType, Padding, PaddingConfig,  # noqa: F401
-                                 PaddingConfigDimension, RandomAlgorithm, Transpose)
+from xlair.dialect.attrs import (ConvolutionDimensionNumbers, DotDimensionNumbers,  # noqa: F401
+                                 FftType, GatherDimensionNumbers, Padding, PaddingConfig,
+                                 PaddingConfigDimension, RandomAlgorithm, ScatterDimensionNumbers,
+                                 Transpose)
 from xlair.dialect.checks import XlaError  # noqa: F401
 from xlair.dialect.types import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, S32, S64,  # noqa: F401
                                  U8, U16, U32, U64, ElementType, Shape)

@@ -17,8 +17,8 @@ SHAPE_OPS = ["xla.iota", "xla.broadcast", "xla.broadcast_in_dim", "xla.reshape",
 
 
 @pytest.mark.parametrize("et", TYPES, ids=IDS)
-def test_shape_ops(covers, et):
-    covers.add("cpu", *SHAPE_OPS)
+def test_shape_ops(covers, target, et):
+    covers.add(target, *SHAPE_OPS)
     rng = np.random.default_rng(10)
     x = random_array(et, (2, 3, 4), rng)
     row = random_array(et, (1, 4), rng)
@@ -49,27 +49,27 @@ def test_shape_ops(covers, et):
         outs.append(O.iota(b, Shape(et, (3, 5)), 1))
         outs.append(O.iota(b, et, 6))
     O.tuple(b, outs)
-    run_and_compare(b.build(), x, row, pv, what=f"shape ops on {et}")
+    run_and_compare(b.build(), x, row, pv, what=f"shape ops on {et}", target=target)
 
 
-def test_empty_arrays(covers):
+def test_empty_arrays(covers, target):
     """Zero-sized dimensions flow through data-movement ops."""
-    covers.add("cpu", "xla.concatenate", "xla.slice", "xla.pad", "xla.broadcast_in_dim", "xla.reshape")
+    covers.add(target, "xla.concatenate", "xla.slice", "xla.pad", "xla.broadcast_in_dim", "xla.reshape")
     b = xla.Builder("empty")
     x = b.parameter(0, Shape(F32, (0, 3)))
     y = b.parameter(1, Shape(F32, (2, 3)))
     O.tuple(b, [O.concatenate([x, y], 0), O.slice(y, [1, 0], [1, 3]),
                 O.pad(x, O.constant(b, np.float32(7)), [(1, 1, 0), (0, 0, 0)]),
                 O.broadcast_in_dim(x, [4, 0, 3], [1, 2]), O.reshape(x, [3, 0])])
-    run_and_compare(b.build(), np.zeros((0, 3), np.float32), np.ones((2, 3), np.float32))
+    run_and_compare(b.build(), np.zeros((0, 3), np.float32), np.ones((2, 3), np.float32), target=target)
 
 
 DOT_TYPES = [S32, U8, S64, F16, BF16, F32, F64, C64]
 
 
 @pytest.mark.parametrize("et", DOT_TYPES, ids=[t.name for t in DOT_TYPES])
-def test_dot_and_dot_general(covers, et):
-    covers.add("cpu", "xla.dot", "xla.dot_general")
+def test_dot_and_dot_general(covers, target, et):
+    covers.add(target, "xla.dot", "xla.dot_general")
     rng = np.random.default_rng(11)
     dom = "small"
     args = [random_array(et, s, rng, dom) for s in
@@ -87,11 +87,11 @@ def test_dot_and_dot_general(covers, et):
         O.dot_general(m, n, DN([1], [0])), O.dot_general(n, m, DN([0], [1])),
         O.dot_general(b4, c3, DN([1, 3], [2, 0], [0], [1])),
     ])
-    run_and_compare(b.build(), *args, scale=8.0, what=f"dot on {et}")
+    run_and_compare(b.build(), *args, scale=8.0, what=f"dot on {et}", target=target)
 
 
-def test_dot_preferred_element_type(covers):
-    covers.add("cpu", "xla.dot", "xla.dot_general")
+def test_dot_preferred_element_type(covers, target):
+    covers.add(target, "xla.dot", "xla.dot_general")
     rng = np.random.default_rng(12)
     a = rng.integers(-128, 127, (4, 8), endpoint=True).astype(np.int8)
     c = rng.integers(-128, 127, (8, 3), endpoint=True).astype(np.int8)
@@ -99,7 +99,7 @@ def test_dot_preferred_element_type(covers):
     pa, pc = b.parameter(0, Shape(S8, a.shape)), b.parameter(1, Shape(S8, c.shape))
     O.tuple(b, [O.dot(pa, pc, preferred_element_type=S32),
                 O.dot_general(pa, pc, xla.DotDimensionNumbers([1], [0]), preferred_element_type=F32)])
-    got = run_and_compare(b.build(), a, c)
+    got = run_and_compare(b.build(), a, c, target=target)
     np.testing.assert_array_equal(got[0], a.astype(np.int32) @ c.astype(np.int32))
 
 
@@ -107,8 +107,8 @@ REDUCE_TYPES = [S32, U8, U64, F16, BF16, F32, F64, C64, PRED]
 
 
 @pytest.mark.parametrize("et", REDUCE_TYPES, ids=[t.name for t in REDUCE_TYPES])
-def test_reduce(covers, et):
-    covers.add("cpu", "xla.reduce")
+def test_reduce(covers, target, et):
+    covers.add(target, "xla.reduce")
     rng = np.random.default_rng(13)
     x = random_array(et, (3, 4, 5), rng, "small")
     reducers = ["and_", "or_"] if et.is_pred else (["add", "mul"] if et.is_complex else ["add", "max", "min", "mul"])
@@ -121,12 +121,12 @@ def test_reduce(covers, et):
         for dims in ([0], [2], [0, 2], [1, 0, 2], []):
             outs.append(O.reduce(p, init, comp, dims))
     O.tuple(b, outs)
-    run_and_compare(b.build(), x, scale=16.0, what=f"reduce on {et}")
+    run_and_compare(b.build(), x, scale=16.0, what=f"reduce on {et}", target=target)
 
 
-def test_reduce_variadic_mixed_types(covers):
+def test_reduce_variadic_mixed_types(covers, target):
     """Two operands of different element types; a computation that is not commutative."""
-    covers.add("cpu", "xla.reduce")
+    covers.add(target, "xla.reduce")
     f = xla.Builder("minloc")
     a, ai = f.parameter(0, Shape(F64, ())), f.parameter(1, Shape(U32, ()))
     v, vi = f.parameter(2, Shape(F64, ())), f.parameter(3, Shape(U32, ()))
@@ -139,7 +139,7 @@ def test_reduce_variadic_mixed_types(covers):
     p = b.parameter(0, Shape(F64, x.shape))
     idx = O.iota(b, Shape(U32, x.shape), 2)
     O.reduce([p, idx], [O.constant(b, np.float64(np.inf)), O.constant(b, np.uint32(99))], f, [2])
-    got = run_and_compare(b.build(), x)
+    got = run_and_compare(b.build(), x, target=target)
     np.testing.assert_array_equal(got[1], x.argmin(2).astype(np.uint32))
 
 
@@ -147,9 +147,9 @@ INDEX_TYPES = [U8, S32, S64, U64]
 
 
 @pytest.mark.parametrize("it", INDEX_TYPES, ids=[t.name for t in INDEX_TYPES])
-def test_dynamic_slices_clamp(covers, it):
+def test_dynamic_slices_clamp(covers, target, it):
     """Start indices beyond either end are clamped into bounds, as the spec says."""
-    covers.add("cpu", "xla.dynamic_slice", "xla.dynamic_update_slice")
+    covers.add(target, "xla.dynamic_slice", "xla.dynamic_update_slice")
     x = np.arange(30, dtype=np.float32).reshape(5, 6)
     u = -np.arange(6, dtype=np.float32).reshape(2, 3)
     b = xla.Builder(f"dyn_{it.name}")
@@ -158,7 +158,7 @@ def test_dynamic_slices_clamp(covers, it):
     O.tuple(b, [O.dynamic_slice(px, [s0, s1], [2, 3]), O.dynamic_update_slice(px, pu, [s0, s1]),
                 O.dynamic_slice(px, [s1, s0], [5, 0])])
     comp = b.build()
-    exe = xla.compile(comp)
+    exe = xla.compile(comp, target=target)
     cases = [(1, 2), (4, 5), (0, 200)] + ([(-3, 2), (2, -100)] if it.is_signed else [])
     for a0, a1 in cases:
         args = [x, u, np.asarray(a0).astype(it.dtype), np.asarray(a1).astype(it.dtype)]

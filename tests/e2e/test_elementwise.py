@@ -26,16 +26,16 @@ def _op(name):
     return getattr(O, python_name(REGISTRY[name]))
 
 
-def run_family(covers, et, comp, args, names, scale=1.0):
-    covers.add("cpu", *[f"xla.{n}" for n in names])
+def run_family(covers, target, et, comp, args, names, scale=1.0):
+    covers.add(target, *[f"xla.{n}" for n in names])
     expected = xla.interpret(comp, *args)
-    got = xla.compile(comp)(*args)
+    got = xla.compile(comp, target=target)(*args)
     for i, n in enumerate(names):
         assert_close(got[i], expected[i], comp.result_shape.tuple_shapes[i], f"xla.{n} on {et}", scale)
 
 
 @pytest.mark.parametrize("et", TYPES, ids=IDS)
-def test_unary(covers, et):
+def test_unary(covers, target, et):
     names = [_name(s) for s, types, _, _ in EW.UNARY if et in types]
     rng = np.random.default_rng(1)
     x_any = random_array(et, DIMS, rng, "bits" if et.is_integer else "any")
@@ -44,14 +44,14 @@ def test_unary(covers, et):
     pa = b.parameter(0, Shape(et, DIMS))
     pp = b.parameter(1, Shape(et, DIMS))
     O.tuple(b, [_op(n)(pp if n in POSITIVE else pa) for n in names])
-    run_family(covers, et, b.build(), [x_any, x_pos], names)
+    run_family(covers, target, et, b.build(), [x_any, x_pos], names)
 
 
 BIN_DOMAIN = {"pow": "positive"}
 
 
 @pytest.mark.parametrize("et", TYPES, ids=IDS)
-def test_binary(covers, et):
+def test_binary(covers, target, et):
     names = [_name(s) for s, types, _, _ in EW.BINARY if et in types]
     rng = np.random.default_rng(2)
     lhs = random_array(et, DIMS, rng)
@@ -74,7 +74,7 @@ def test_binary(covers, et):
         else:
             outs.append(_op(n)(l, r))
     O.tuple(b, outs)
-    run_family(covers, et, b.build(), [lhs, rhs, lpos, rsmall, shifts], names, scale=4.0)
+    run_family(covers, target, et, b.build(), [lhs, rhs, lpos, rsmall, shifts], names, scale=4.0)
 
 
 def _edge_values(et, rng, n):
@@ -86,7 +86,7 @@ def _edge_values(et, rng, n):
 
 
 @pytest.mark.parametrize("et", TYPES, ids=IDS)
-def test_compare(covers, et):
+def test_compare(covers, target, et):
     names = [_name(s) for s, types, _, _ in EW.COMPARE if et in types]
     rng = np.random.default_rng(3)
     n = 24
@@ -96,7 +96,7 @@ def test_compare(covers, et):
     b = xla.Builder(f"compare_{et.name}")
     l, r = b.parameter(0, Shape(et, (n,))), b.parameter(1, Shape(et, (n,)))
     O.tuple(b, [_op(nm)(l, r) for nm in names])
-    run_family(covers, et, b.build(), [lhs, rhs], names)
+    run_family(covers, target, et, b.build(), [lhs, rhs], names)
 
 
 def _convert_inputs(et, rng):
@@ -112,7 +112,7 @@ def _convert_inputs(et, rng):
 
 
 @pytest.mark.parametrize("src", TYPES, ids=IDS)
-def test_convert(covers, src):
+def test_convert(covers, target, src):
     dsts = [t for t in ALL_TYPES if not (src.is_complex and not t.is_complex)]
     rng = np.random.default_rng(4)
     x = _convert_inputs(src, rng)
@@ -120,9 +120,9 @@ def test_convert(covers, src):
     p = b.parameter(0, Shape(src, x.shape))
     O.tuple(b, [O.convert_element_type(p, t) for t in dsts])
     comp = b.build()
-    covers.add("cpu", "xla.convert_element_type")
+    covers.add(target, "xla.convert_element_type")
     expected = xla.interpret(comp, x)
-    got = xla.compile(comp)(x)
+    got = xla.compile(comp, target=target)(x)
     for i, t in enumerate(dsts):
         assert_close(got[i], expected[i], comp.result_shape.tuple_shapes[i], f"convert {src} -> {t}")
 
@@ -134,15 +134,15 @@ BITCASTS = [("s32", "f32", (3, 4)), ("f32", "u32", (3, 4)), ("f16", "s16", (5,))
 
 
 @pytest.mark.parametrize("src,dst,dims", BITCASTS, ids=[f"{a}-{b}" for a, b, _ in BITCASTS])
-def test_bitcast_convert(covers, src, dst, dims):
-    covers.add("cpu", "xla.bitcast_convert_type")
+def test_bitcast_convert(covers, target, src, dst, dims):
+    covers.add(target, "xla.bitcast_convert_type")
     src, dst = element_type(src), element_type(dst)
     rng = np.random.default_rng(5)
     x = random_array(src, dims, rng, "bits" if src.is_integer else "any")
     b = xla.Builder("bitcast")
     O.bitcast_convert_type(b.parameter(0, Shape(src, dims)), dst)
     comp = b.build()
-    got = xla.compile(comp)(x)
+    got = xla.compile(comp, target=target)(x)
     # the reference is numpy's own reinterpretation of the bytes
     want = np.ascontiguousarray(x).view(dst.dtype).reshape(comp.result_shape.dims)
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -151,9 +151,9 @@ def test_bitcast_convert(covers, src, dst, dims):
 
 
 @pytest.mark.parametrize("et", [F32, S32, U8, PRED], ids=lambda t: t.name)
-def test_broadcasting_forms(covers, et):
+def test_broadcasting_forms(covers, target, et):
     """Scalar with array, degenerate (size-1) dimensions, and broadcast_dimensions."""
-    covers.add("cpu", "xla.add", "xla.max", "xla.eq")
+    covers.add(target, "xla.add", "xla.max", "xla.eq")
     rng = np.random.default_rng(6)
     args = [random_array(et, s, rng) for s in [(), (3, 4), (3, 1), (1, 4), (4,), (3,), (2, 3, 4)]]
     b = xla.Builder(f"bcast_{et.name}")
@@ -161,12 +161,12 @@ def test_broadcasting_forms(covers, et):
     O.tuple(b, [O.add(s, m), O.add(m, s), O.max(c, r), O.add(m, v4, [1]), O.max(v3, m, [0]),
                 O.eq(t, m, [1, 2]), O.add(t, c, [1, 2]), O.max(s, t, [])])
     comp = b.build()
-    assert_close(xla.compile(comp)(*args), xla.interpret(comp, *args), comp.result_shape, "broadcast forms")
+    assert_close(xla.compile(comp, target=target)(*args), xla.interpret(comp, *args), comp.result_shape, "broadcast forms")
 
 
 @pytest.mark.parametrize("et", [F32, S32, U32, xla.BF16], ids=lambda t: t.name)
-def test_clamp_select(covers, et):
-    covers.add("cpu", "xla.clamp", "xla.select")
+def test_clamp_select(covers, target, et):
+    covers.add(target, "xla.clamp", "xla.select")
     rng = np.random.default_rng(7)
     x, lo, hi = (random_array(et, DIMS, rng) for _ in range(3))
     p = rng.random(DIMS) < 0.5
@@ -179,7 +179,7 @@ def test_clamp_select(covers, et):
                 O.select(pp, px, plo), O.select(ps, px, phi)])
     comp = b.build()
     args = [x, lo, hi, p, np.True_]
-    assert_close(xla.compile(comp)(*args), xla.interpret(comp, *args), comp.result_shape, "clamp/select")
+    assert_close(xla.compile(comp, target=target)(*args), xla.interpret(comp, *args), comp.result_shape, "clamp/select")
 
 
 def test_operator_sugar():
