@@ -101,6 +101,17 @@ class Executable:
         with open(path, "wb") as f:
             f.write(self._vmfb)
 
+    def seed(self, n: int) -> None:
+        """Seed the generator behind RngUniform / RngNormal: its state becomes (key n, counter 0)
+        (see lowering/random.py).  A program without those ops has no generator; then a no-op."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise XlaError(f"Executable.seed takes an integer; got {n!r}")
+        if self._vm_module.lookup_function("xlair_rng_seed") is None:
+            return
+        value = np.asarray(int(n) & (2 ** 64 - 1), np.uint64).view(np.int64)
+        with self._lock:
+            self._ctx.modules.module["xlair_rng_seed"](value)
+
 
 def _to_device(a: np.ndarray, s: Shape):
     if s.element_type.is_unsigned:
