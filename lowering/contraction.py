@@ -1,15 +1,19 @@
 """Lowering of Dot and DotGeneral: operands are brought to [batch, M, K] x [batch, K, N]
 (transpose + reshape) so the contraction is always linalg.matmul / linalg.batch_matmul,
-the named ops IREE's data tiling and microkernels are tuned for."""
+the named ops IREE's data tiling and microkernels are tuned for.  Convolutions go to the
+linalg convolution ops (see below)."""
 from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.attrs import DotDimensionNumbers
 from xlair.dialect.ir import complex_d, ir, linalg
-from xlair.dialect.types import Shape
+from xlair.dialect.ops.reduction import dilated, resolve_padding
+from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_scalar
+from .reduction import pad_tensor, window_expr
 from .registry import affine_map, empty, fill, generic, lowers, reshape, scalar_const, value_of
+from .scalar import SCALAR
 from .shape import transpose
 
 
@@ -78,3 +82,134 @@ def lower_dot(lw):
 @lowers("xla.dot_general")
 def lower_dot_general_op(lw):
     return lower_dot_general(lw, lw.attr("dimension_numbers"))
+
+
+# ----------------------------------------------------------------------------------------
+# convolutions
+# ----------------------------------------------------------------------------------------
+# Operands are brought to a channels-last form, lhs [N, spatial..., C] (padded and dilated
+# with zeros: tensor.pad, or a strided insert for lhs dilation), rhs [spatial..., I, O]; then
+#   groups 1               -> linalg.conv_{1d_nwc_wcf, 2d_nhwc_hwcf, 3d_ndhwc_dhwcf}
+#   depthwise (I == 1)     -> linalg.depthwise_conv_{1d_nwc_wc(m), 2d_nhwc_hwc(m), 3d_ndhwc_dhwc(m)}
+#   other feature groups   -> linalg.conv_2d_nhwgc_gfhwc (2-D)
+# with strides and rhs dilation as the named ops' attributes; the spec's default layout
+# [N, C, spatial...] x [O, I, spatial...] with groups 1 goes to conv_{1d_ncw_fcw,
+# 2d_nchw_fchw, 3d_ncdhw_fcdhw} without transposes.  Batch groups, complex numbers and other
+# spatial ranks use one linalg.generic.  f16/bf16 accumulate in f32.
+_CONV_NAMED = {1: "conv_1d_nwc_wcf", 2: "conv_2d_nhwc_hwcf", 3: "conv_3d_ndhwc_dhwcf"}
+_CONV_NCHW = {1: "conv_1d_ncw_fcw", 2: "conv_2d_nchw_fchw", 3: "conv_3d_ncdhw_fcdhw"}
+_DEPTHWISE = {1: "depthwise_conv_1d_nwc_wc", 2: "depthwise_conv_2d_nhwc_hwc", 3: "depthwise_conv_3d_ndhwc_dhwc"}
+
+
+def _conv_args(lw):
+    from xlair.dialect.ops.contraction import default_conv_numbers
+    lhs_s = lw.shape("lhs")
+    name = lw.op.name
+    n = lhs_s.rank - 2
+    dn = lw.attr("dimension_numbers") if name == "xla.conv_general_dilated" else default_conv_numbers(lhs_s.rank)
+    ones = (1,) * n
+    ld = lw.attr("lhs_dilation") if name != "xla.conv" else ones
+    rd = lw.attr("rhs_dilation") if name != "xla.conv" else ones
+    st = lw.attr("window_strides")
+    base = [lhs_s.dims[d] for d in dn.input_spatial_dimensions]
+    window = [lw.shape("rhs").dims[d] for d in dn.kernel_spatial_dimensions]
+    pads = resolve_padding(lw.attr("padding"), base, window, st, ld, rd)
+    return dn, list(st), list(pads), list(ld), list(rd), lw.attr("feature_group_count"), lw.attr("batch_group_count")
+
+
+@lowers("xla.conv", "xla.conv_with_general_padding", "xla.conv_general_dilated")
+def lower_conv(lw):
+    dn, st, pads, ld, rd, fgc, bgc = _conv_args(lw)
+    lhs_s, rhs_s, out = lw.shape("lhs"), lw.shape("rhs"), lw.result_shape
+    et = out.element_type
+    ct = F32 if et in (F16, BF16) else et                  # what the products are summed in
+    n = lhs_s.rank - 2
+    zero = scalar_const(ct, 0)
+    if out.size == 0:
+        return fill(out, scalar_const(et, 0))
+    lhs = _convert(lw.value("lhs"), lhs_s, ct)
+    rhs = _convert(lw.value("rhs"), rhs_s, ct)
+    lhs_s, rhs_s = lhs_s.with_type(ct), rhs_s.with_type(ct)
+    isp, ksp, osp = list(dn.input_spatial_dimensions), list(dn.kernel_spatial_dimensions), list(dn.output_spatial_dimensions)
+    sp_pad = [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ld)]
+    named = not ct.is_complex and 1 <= n <= 3
+    if (named and fgc == 1 and bgc == 1 and [dn.input_batch_dimension, dn.input_feature_dimension] + isp == list(range(n + 2))
+            and [dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension] + ksp == list(range(n + 2))
+            and [dn.output_batch_dimension, dn.output_feature_dimension] + osp == list(range(n + 2))):
+        x = pad_tensor(lhs, lhs_s, [(0, 0, 0)] * 2 + sp_pad, zero)
+        acc = fill(out.with_type(ct), zero)
+        res = value_of(getattr(linalg, _CONV_NCHW[n])(x, rhs, outs=[acc], strides=st, dilations=rd))
+        return _convert(res, out.with_type(ct), et)
+    # channels last
+    lperm = [dn.input_batch_dimension] + isp + [dn.input_feature_dimension]
+    rperm = ksp + [dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension]
+    x = transpose(lhs, lhs_s, lperm)
+    xs = Shape(ct, [lhs_s.dims[d] for d in lperm])
+    x = pad_tensor(x, xs, [(0, 0, 0)] + sp_pad + [(0, 0, 0)], zero)
+    xs = xs.with_dims([xs.dims[0]] + [lo + dilated(s, d) + hi for s, (lo, hi), d in zip(xs.dims[1:-1], pads, ld)]
+                      + [xs.dims[-1]])
+    w = transpose(rhs, rhs_s, rperm)
+    ws = Shape(ct, [rhs_s.dims[d] for d in rperm])
+    N, C = xs.dims[0], xs.dims[-1]
+    K, I, O = list(ws.dims[:n]), ws.dims[n], ws.dims[n + 1]
+    osz = [out.dims[d] for d in osp]
+    cl_out = Shape(ct, [out.dims[dn.output_batch_dimension]] + osz + [O])   # [N', spatial..., O]
+    res = None
+    if named and bgc == 1 and fgc == 1:
+        acc = fill(cl_out, zero)
+        res = value_of(getattr(linalg, _CONV_NAMED[n])(x, w, outs=[acc], strides=st, dilations=rd))
+    elif named and bgc == 1 and I == 1:                    # depthwise: every group one input feature
+        M = O // fgc
+        if M == 1:
+            wk = reshape(w, K + [C])
+            acc = fill(cl_out, zero)
+            res = value_of(getattr(linalg, _DEPTHWISE[n])(x, wk, outs=[acc], strides=st, dilations=rd))
+        else:
+            wk = reshape(w, K + [C, M])
+            acc = fill(Shape(ct, [N] + osz + [C, M]), zero)
+            res = value_of(getattr(linalg, _DEPTHWISE[n] + "m")(x, wk, outs=[acc], strides=st, dilations=rd))
+            res = reshape(res, cl_out.dims)
+    elif named and bgc == 1 and n == 2:                    # grouped 2-D convolution
+        G, F = fgc, O // fgc
+        xg = reshape(x, list(xs.dims[:-1]) + [G, C // G])
+        wg = transpose(reshape(w, K + [I, G, F]), Shape(ct, K + [I, G, F]), [3, 4, 0, 1, 2])   # [G, F, kh, kw, I]
+        acc = fill(Shape(ct, [N] + osz + [G, F]), zero)
+        res = value_of(linalg.conv_2d_nhwgc_gfhwc(xg, wg, outs=[acc], strides=st, dilations=rd))
+        res = reshape(res, cl_out.dims)
+    if res is None:
+        res = _conv_generic(x, xs, w, ws, cl_out, st, rd, fgc, bgc)
+    res = _convert(res, cl_out, et)
+    order = [dn.output_batch_dimension] + osp + [dn.output_feature_dimension]
+    return transpose(res, cl_out.with_type(et), [order.index(j) for j in range(n + 2)])
+
+
+def _conv_generic(x, xs: Shape, w, ws: Shape, out: Shape, st, rd, fgc, bgc):
+    """Any convolution as one linalg.generic over (n, out spatial..., g, o | kernel spatial..., c)
+    with G = feature or batch groups: lhs [N, P..., G, C/G] or [G, N/G, P..., C],
+    rhs [K..., I, G, O/G], result [N', Q..., G, O/G]."""
+    n = len(st)
+    ct = out.element_type
+    N, C = xs.dims[0], xs.dims[-1]
+    K, I, O = list(ws.dims[:n]), ws.dims[n], ws.dims[n + 1]
+    P = list(xs.dims[1:-1])
+    Q = list(out.dims[1:-1])
+    G = max(fgc, bgc)
+    if bgc > 1:
+        xg = reshape(x, [G, N // G] + P + [C])
+    else:
+        xg = reshape(x, [N] + P + [G, C // G])
+    wg = reshape(w, K + [I, G, O // G])
+    loops = 1 + n + 2 + n + 1
+    dn_, dq, dg, do = 0, list(range(1, 1 + n)), 1 + n, 2 + n
+    dk, dc = list(range(3 + n, 3 + 2 * n)), 3 + 2 * n
+    sp = [window_expr(dq[i], dk[i], st[i], rd[i]) for i in range(n)]
+    xmap = affine_map(loops, ([dg, dn_] + sp + [dc]) if bgc > 1 else ([dn_] + sp + [dg, dc]))
+    wmap = affine_map(loops, dk + [dc, dg, do])
+    omap = affine_map(loops, [dn_] + dq + [dg, do])
+    acc = fill(Shape(ct, [out.dims[0]] + Q + [G, O // G]), scalar_const(ct, 0))
+    add, mul = SCALAR["xla.add"], SCALAR["xla.mul"]
+
+    def body(a, b, c):
+        return add([c, mul([a, b], [ct, ct], ct)], [ct, ct], ct)
+    res = generic([xg, wg], [xmap, wmap], [acc], [omap], ["parallel"] * (3 + n) + ["reduction"] * (n + 1), body)[0]
+    return reshape(res, out.dims)

@@ -1,11 +1,18 @@
-"""Lowering of DynamicSlice and DynamicUpdateSlice: start indices are clamped into bounds
-as the spec says, then tensor.extract_slice / tensor.insert_slice with dynamic offsets."""
+"""Lowering of DynamicSlice and DynamicUpdateSlice (start indices clamped into bounds as the
+spec says, then tensor.extract_slice / tensor.insert_slice with dynamic offsets), Gather (a
+linalg.generic reading the operand with tensor.extract) and Scatter (IREE's
+iree_linalg_ext.scatter, see below)."""
 from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, ir, tensor
+from xlair.dialect.types import S64, Shape
 
-from .registry import dynamic_offsets, extract_scalar, lowers
+from .reduction import pad_tensor
+from .registry import (affine_map, dynamic_offsets, empty, extract_scalar, extract_slice, fill, generic, index,
+                       insert_slice, loop_index, lowers, reshape, scalar_const, tuple_of)
+from .scalar import emit_region
+from .shape import transpose
 
 
 def clamped_index(start: ir.Value, et, dim: int, size: int) -> ir.Value:
@@ -44,3 +51,319 @@ def lower_dynamic_update_slice(lw):
     vals, static = dynamic_offsets(_offsets(lw, sizes))
     return tensor.InsertSliceOp(lw.value("update"), lw.value("operand"), vals, [], [], static, sizes,
                                 [1] * len(sizes)).result
+
+
+# ----------------------------------------------------------------------------------------
+# Gather
+# ----------------------------------------------------------------------------------------
+def index_of(s: ir.Value, et, hi: int | None = None) -> ir.Value:
+    """An integer scalar of xla type `et` as an index value, clamped to [0, hi] when hi is given
+    (unsigned values above the signed range clamp high), else converted exactly (i64)."""
+    i64 = ir.IntegerType.get_signless(64)
+    if et.bits < 64:
+        s = arith.extsi(i64, s) if et.is_signed else arith.extui(i64, s)
+    if hi is not None:
+        top = arith.constant(i64, ir.IntegerAttr.get(i64, hi))
+        zero = arith.constant(i64, ir.IntegerAttr.get(i64, 0))
+        if et.is_unsigned and et.bits == 64:
+            s = arith.minui(s, top)
+        else:
+            s = arith.maxsi(arith.minsi(s, top), zero)
+    return arith.index_cast(ir.IndexType.get(), s)
+
+
+@lowers("xla.gather")
+def lower_gather(lw):
+    """One linalg.generic over the result; its body reads the index vector of the batch
+    position (tensor.extract, loop-invariant along the offset dimensions), clamps each start so
+    the slice fits, and reads the operand element (contiguous along the innermost offset
+    dimension, which IREE vectorizes as a plain load)."""
+    operand, ind = lw.shape("operand"), lw.shape("start_indices")
+    x, idx = lw.value("operand"), lw.value("start_indices")
+    dn = lw.attr("dimension_numbers")
+    sizes = list(lw.attr("slice_sizes"))
+    out = lw.result_shape
+    if out.size == 0:
+        return empty(out)
+    ivd = dn.index_vector_dim
+    batch_out = [i for i in range(out.rank) if i not in dn.offset_dims]
+    ind_batch = [d for d in range(ind.rank + (ivd == ind.rank)) if d != ivd]     # indices dim -> out dim
+    gone = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset_operand = [d for d in range(operand.rank) if d not in gone]
+    et = ind.element_type
+
+    def body(_o):
+        pos = [None] * operand.rank
+        for k, d in enumerate(dn.start_index_map):
+            at = []
+            for t in range(ind.rank):
+                at.append(index(k) if t == ivd else loop_index(batch_out[ind_batch.index(t)]))
+            pos[d] = index_of(tensor.extract(idx, at), et, operand.dims[d] - sizes[d])
+        for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims):
+            pos[od] = loop_index(batch_out[ind_batch.index(idim)])
+        for od, o in zip(offset_operand, dn.offset_dims):
+            pos[od] = loop_index(o) if pos[od] is None else arith.addi(pos[od], loop_index(o))
+        return tensor.extract(x, [index(0) if p is None else p for p in pos])
+    n = out.rank
+    return generic([], [], [empty(out)], [affine_map(n, list(range(n)))], ["parallel"] * n, body)[0]
+
+
+# ----------------------------------------------------------------------------------------
+# Scatter
+# ----------------------------------------------------------------------------------------
+# Scatter becomes IREE's iree_linalg_ext.scatter (the op IREE itself lowers stablehlo.scatter
+# to: one dispatch, serial over the updates when indices may repeat, parallel over a window):
+#   original  [indexed dims I..., other dims N...]   (operand transposed; the N dims cut to
+#             the window, which always starts at 0 there)
+#   updates   [B, X windows..., N windows...]         (B = all scatter dimensions, flattened
+#             in row-major order; X = indexed dims whose window is wider than 1, spread out)
+#   indices   [B, X windows..., |I|]                  (start + offset in each X dim)
+# A window with any part out of bounds is skipped whole: its indices are sent to a scratch
+# slab appended to the first indexed dimension and cut off afterwards.  The computation's
+# region is (update, current) there; xla's is (current, update).  Several operands with a
+# computation whose results each depend only on their own operand and update become one
+# such op each; any other computation falls back to one linalg.generic over the operand that
+# folds in, per element, every update window covering it (cost operand x updates).
+def _leaf_deps(region: ir.Region) -> list[set] | None:
+    """For each returned scalar of a computation, the block arguments it depends on."""
+    block = region.blocks[0]
+    deps: dict = {a: {i} for i, a in enumerate(block.arguments)}
+    for op in block.operations:
+        op = op.operation
+        if op.name == "xla.return":
+            out = []
+            for v in op.operands:
+                d = deps[v]
+                out.extend(d if isinstance(d, list) else [d])
+            return out
+        ins = [deps[v] for v in op.operands]
+        if op.name == "xla.tuple":
+            deps[op.results[0]] = [set().union(*x) if isinstance(x, list) else x for x in ins]
+        elif op.name == "xla.get_tuple_element":
+            deps[op.results[0]] = ins[0][ir.IntegerAttr(op.attributes["index"]).value]
+        else:
+            acc = set()
+            for x in ins:
+                acc |= set().union(*x) if isinstance(x, list) else x
+            for r in op.results:
+                deps[r] = acc
+    return None
+
+
+class _ScatterPlan:
+    """The index bookkeeping of one scatter, shared by both lowerings."""
+
+    def __init__(self, lw):
+        self.dn = dn = lw.attr("dimension_numbers")
+        self.operand = lw.shape("operands")[0]
+        self.upd = lw.shape("updates")[0]
+        self.ind = lw.shape("scatter_indices")
+        D, R = list(self.operand.dims), self.operand.rank
+        self.D, self.R = D, R
+        ivd = dn.index_vector_dim
+        self.ivd = ivd
+        self.ind_batch = [t for t in range(self.ind.rank + (ivd == self.ind.rank)) if t != ivd]
+        self.scatter_dims = [d for d in range(self.upd.rank) if d not in dn.update_window_dims]
+        gone = set(dn.inserted_window_dims) | set(dn.input_batching_dims)
+        self.window_operand = [d for d in range(R) if d not in gone]
+        self.udim = dict(zip(self.window_operand, dn.update_window_dims))      # operand dim -> updates dim
+        self.w = [self.upd.dims[self.udim[d]] if d in self.udim else 1 for d in range(R)]
+        self.B = [self.upd.dims[d] for d in self.scatter_dims]
+
+    def start(self, d: int, batch_index, idx: ir.Value) -> ir.Value | None:
+        """The start of the window of batch position `batch_index(t)` (t a scatter_indices
+        batch dimension -> index value) in operand dim d, as i64; None for an unindexed dim."""
+        dn = self.dn
+        i64 = ir.IntegerType.get_signless(64)
+        if d in dn.scatter_dims_to_operand_dims:
+            k = dn.scatter_dims_to_operand_dims.index(d)
+            at = [index(k) if t == self.ivd else batch_index(t) for t in range(self.ind.rank)]
+            s = tensor.extract(idx, at)
+            et = self.ind.element_type
+            if et.bits < 64:
+                s = arith.extsi(i64, s) if et.is_signed else arith.extui(i64, s)
+            return s
+        if d in dn.input_batching_dims:
+            t = dn.scatter_indices_batching_dims[dn.input_batching_dims.index(d)]
+            return arith.index_cast(i64, batch_index(t))
+        return None
+
+    def in_bounds(self, d: int, s: ir.Value) -> ir.Value:
+        """0 <= start <= D - w (unsigned compare of the i64: negative starts are huge)."""
+        i64 = ir.IntegerType.get_signless(64)
+        hi = arith.constant(i64, ir.IntegerAttr.get(i64, self.D[d] - self.w[d]))
+        return arith.cmpi(arith.CmpIPredicate.ule, s, hi)
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def _i64(v: int) -> ir.Value:
+    t = ir.IntegerType.get_signless(64)
+    return arith.constant(t, ir.IntegerAttr.get(t, v))
+
+
+@lowers("xla.scatter", scalar_regions=True)
+def lower_scatter(lw):
+    plan = _ScatterPlan(lw)
+    xs = lw.value("operands")
+    n = len(xs)
+    if plan.upd.size == 0:
+        return xs[0] if n == 1 else tuple_of(lw, xs)
+    deps = _leaf_deps(lw.args["update_computation"])
+    if deps is not None and all(d <= {i, n + i} for i, d in enumerate(deps)):
+        outs = [_linalg_ext_scatter(lw, plan, i) for i in range(n)]
+    else:
+        outs = _dense_scatter(lw, plan)
+    return outs[0] if n == 1 else tuple_of(lw, outs)
+
+
+def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
+    dn = plan.dn
+    D, R, w = plan.D, plan.R, plan.w
+    shapes = lw.shape("operands")
+    et = shapes[which].element_type
+    x = lw.value("operands")[which]
+    u = lw.value("updates")[which]
+    idx = lw.value("scatter_indices")
+    I = sorted(set(dn.scatter_dims_to_operand_dims) | set(dn.input_batching_dims))
+    X = [d for d in I if w[d] > 1]
+    N = [d for d in range(R) if d not in I]
+    i64 = ir.IntegerType.get_signless(64)
+    Bn = _prod(plan.B)
+
+    # updates -> [Bn, X windows..., N windows...]
+    uperm = plan.scatter_dims + [plan.udim[d] for d in X] + [plan.udim[d] for d in N if d in plan.udim]
+    ut = transpose(u, plan.upd.with_type(et), uperm)
+    u2 = reshape(ut, [Bn] + [w[d] for d in X] + [w[d] for d in N])
+
+    # original -> [I..., N...], scratch slab after the first indexed dimension, N cut to the window
+    perm = I + N
+    orig = transpose(x, shapes[which], perm)
+    odims = [D[d] for d in perm]
+    unit = not I
+    checked = bool(dn.scatter_dims_to_operand_dims)          # batching starts are always in bounds
+    if unit:                                                  # nothing indexed: a unit dim to index
+        orig = reshape(orig, [1] + odims)
+        odims = [1] + odims
+        nI = 1
+    else:
+        nI = len(I)
+    scratch = w[I[0]] if (checked and not unit) else 0
+    if scratch:
+        zero = scalar_const(et, 0)
+        orig = pad_tensor(orig, Shape(et, odims), [(0, scratch, 0)] + [(0, 0, 0)] * (len(odims) - 1), zero)
+    pdims = list(odims)
+    pdims[0] += scratch
+    win = pdims[:nI] + [w[d] for d in N]
+    sub = extract_slice(orig, [0] * len(pdims), win) if win != pdims else orig
+
+    # indices [Bn, X windows..., nI]
+    nb = len(plan.B)
+    loops = nb + len(X) + 1
+    ind_dims = plan.B + [w[d] for d in X] + [nI]
+    if unit:
+        indices = fill(Shape(S64, [Bn] + [w[d] for d in X] + [1]), _i64(0))
+    else:
+        def batch_index(t):
+            return loop_index(plan.ind_batch.index(t))
+
+        def body(_o):
+            starts, ok = [], []
+            for d in I:
+                s = plan.start(d, batch_index, idx)
+                if d in dn.scatter_dims_to_operand_dims:
+                    ok.append(plan.in_bounds(d, s))
+                starts.append(s)
+            valid = None
+            for c in ok:
+                valid = c if valid is None else arith.andi(valid, c)
+            comps = []
+            for j, d in enumerate(I):
+                v = starts[j]
+                if valid is not None:
+                    v = arith.select(valid, v, _i64(D[d] if j == 0 else 0))
+                if d in X:
+                    v = arith.addi(v, arith.index_cast(i64, loop_index(nb + X.index(d))))
+                comps.append(v)
+            out = comps[-1]
+            jl = loop_index(loops - 1)
+            for j in range(len(comps) - 2, -1, -1):
+                out = arith.select(arith.cmpi(arith.CmpIPredicate.eq, jl, index(j)), comps[j], out)
+            return out
+        indices = generic([], [], [empty(Shape(S64, ind_dims))], [affine_map(loops, list(range(loops)))],
+                          ["parallel"] * loops, body)[0]
+        indices = reshape(indices, [Bn] + ind_dims[nb:])
+
+    bt = ir.RankedTensorType(sub.type).element_type
+    op = ir.Operation.create("iree_linalg_ext.scatter", results=[sub.type], operands=[u2, indices, sub],
+                             attributes={"dimension_map": ir.DenseI64ArrayAttr.get(list(range(nI))),
+                                         "unique_indices": ir.BoolAttr.get(bool(lw.attr("unique_indices")))},
+                             regions=1)
+    blk = op.regions[0].blocks.append(bt, bt)
+    comp = lw.args["update_computation"]
+    n = len(lw.shape("operands"))
+    with ir.InsertionPoint(blk):
+        args = [scalar_const(s.element_type, 0) for s in lw.shape("operands")] * 2
+        args[which], args[n + which] = blk.arguments[1], blk.arguments[0]
+        res = emit_region(comp, args, lw.op.name)[which]
+        ir.Operation.create("iree_linalg_ext.yield", operands=[res])
+    res = op.results[0]
+    if sub is not orig:
+        res = insert_slice(res, orig, [0] * len(pdims))
+    if scratch:
+        res = extract_slice(res, [0] * len(pdims), odims)
+    if unit:
+        res = reshape(res, odims[1:])
+        odims = odims[1:]
+    return transpose(res, Shape(et, odims), [perm.index(d) for d in range(R)])
+
+
+def _dense_scatter(lw, plan: _ScatterPlan) -> list:
+    """Any scatter as one linalg.generic: parallel over the operand, the update windows as
+    reduction loops in row-major order; an element takes the computation of every in-bounds
+    window that covers it."""
+    dn = plan.dn
+    D, R, w = plan.D, plan.R, plan.w
+    xs, us = lw.value("operands"), lw.value("updates")
+    idx = lw.value("scatter_indices")
+    shapes = lw.shape("operands")
+    n = len(xs)
+    nb = len(plan.B)
+    loops = R + nb
+    i64 = ir.IntegerType.get_signless(64)
+    CI = arith.CmpIPredicate
+    comp = lw.args["update_computation"]
+
+    def batch_index(t):
+        return loop_index(R + plan.ind_batch.index(t))
+
+    def body(*args):
+        accs = list(args[1:])
+        conds, uidx = [], [None] * plan.upd.rank
+        for k, d in enumerate(plan.scatter_dims):
+            uidx[d] = loop_index(R + k)
+        for d in range(R):
+            p = arith.index_cast(i64, loop_index(d))
+            s = plan.start(d, batch_index, idx)
+            if s is not None and d in dn.scatter_dims_to_operand_dims:
+                conds.append(plan.in_bounds(d, s))
+            off = p if s is None else arith.subi(p, s)
+            conds.append(arith.cmpi(CI.ult, off, _i64(w[d])))        # 0 <= off < w
+            if d in plan.udim:
+                offc = arith.minui(off, _i64(w[d] - 1))
+                uidx[plan.udim[d]] = arith.index_cast(ir.IndexType.get(), offc)
+        hit = conds[0]
+        for c in conds[1:]:
+            hit = arith.andi(hit, c)
+        vals = [tensor.extract(u, uidx) for u in us]
+        new = emit_region(comp, accs + vals, lw.op.name)
+        return [arith.select(hit, a, b) for a, b in zip(new, accs)]
+    ident = affine_map(loops, list(range(R)))
+    batch_map = affine_map(loops, [R + k for k in range(nb)])
+    span = empty(Shape(S64, plan.B))
+    return generic([span], [batch_map], list(xs), [ident] * n, ["parallel"] * R + ["reduction"] * nb, body)

@@ -1,12 +1,31 @@
-"""Lowering of Reduce: one linalg.reduce over all operands, its body the computation's
-scalar code (init values on the left, as the spec says)."""
+"""Lowering of Reduce, ReduceWindow and SelectAndScatter.
+
+Reduce: one linalg.reduce over all operands, its body the computation's scalar code (init
+values on the left, as the spec says).
+
+ReduceWindow: the operands are padded with their init values (base dilation holes too);
+a single add/max/min reduction of one operand becomes a linalg pooling op
+(pooling_nwc/nhwc/ndhwc_sum/max/min[_unsigned]) over [N, window dims..., C], any other
+computation a linalg.generic whose window loops are reductions.
+
+SelectAndScatter (IREE has no lowering of its own for it): one linalg.generic walks each
+window in row-major order and records the linear index of the selected operand element;
+a second linalg.generic, over the operand, visits for every element the windows that can
+hold it, in row-major order of the source, and folds in the source values of those that
+selected it.  Both are parallel over their outputs, so no atomics and no host loops.
+"""
 from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
-from xlair.dialect.ir import ir, linalg
+from xlair.dialect.attrs import Padding
+from xlair.dialect.ir import arith, ir, linalg, tensor
+from xlair.dialect.ops.reduction import dilated, resolve_padding
+from xlair.dialect.types import PRED, S64, Shape
 
-from .registry import empty, extract_scalar, fill, lowers, tuple_of
+from .registry import (affine_map, empty, extract_scalar, extract_slice, fill, generic, index, insert_slice,
+                       loop_index, lowers, reshape, scalar_const, tuple_of, value_of)
 from .scalar import emit_region
+from .shape import transpose
 
 
 @lowers("xla.reduce", scalar_regions=True)
@@ -27,3 +46,281 @@ def lower_reduce(lw):
         linalg.YieldOp(res)
     results = list(red.results)
     return results[0] if n == 1 else tuple_of(lw, results)
+
+
+# ----------------------------------------------------------------------------------------
+# helpers shared with the convolutions
+# ----------------------------------------------------------------------------------------
+def pad_tensor(x: ir.Value, src: Shape, triples, value: ir.Value) -> ir.Value:
+    """`x` padded like xla.pad: interior padding, then edge padding (negative cuts), the new
+    elements `value` (a builtin scalar).  tensor.pad where there is no interior padding."""
+    triples = [tuple(t) for t in triples]
+    if all(t == (0, 0, 0) for t in triples):
+        return x
+    out_dims = [lo + dilated(n, it + 1) + hi for n, (lo, hi, it) in zip(src.dims, triples)]
+    out = src.with_dims(out_dims)
+    if any(d < 0 for d in out_dims):
+        raise ValueError(f"padding {triples} of {src} leaves a negative size")
+    if all(it == 0 for _, _, it in triples):
+        cut_lo = [max(-lo, 0) for lo, _, _ in triples]
+        keep = [n - max(-lo, 0) - max(-hi, 0) for n, (lo, hi, _) in zip(src.dims, triples)]
+        if any(k <= 0 for k in keep) or 0 in src.dims:
+            return fill(out, value)
+        if keep != list(src.dims):
+            x = extract_slice(x, cut_lo, keep)
+        low = [max(lo, 0) for lo, _, _ in triples]
+        high = [max(hi, 0) for _, hi, _ in triples]
+        if not any(low) and not any(high):
+            return x
+        pad = tensor.PadOp(out.builtin_mlir(), x, [], [], low, high)
+        blk = pad.regions[0].blocks.append(*[ir.IndexType.get()] * src.rank)
+        with ir.InsertionPoint(blk):
+            tensor.YieldOp(value)
+        return pad.result
+    result = fill(out, value)
+    lo_keep, counts, offsets, strides = [], [], [], []
+    for d, (lo, _hi, interior) in enumerate(triples):
+        step = interior + 1
+        n = src.dims[d]
+        j0 = (-lo + step - 1) // step if lo < 0 else 0          # first element not cut away
+        j1 = min(n - 1, (out_dims[d] - 1 - lo) // step) if out_dims[d] > 0 else -1
+        if j1 < j0:
+            return result                                       # every element is cut away
+        lo_keep.append(j0)
+        counts.append(j1 - j0 + 1)
+        offsets.append(lo + j0 * step)
+        strides.append(step)
+    if counts != list(src.dims):
+        x = extract_slice(x, lo_keep, counts)
+    return insert_slice(x, result, offsets, strides)
+
+
+def window_expr(d_out: int, d_win: int, stride: int, dilation: int) -> ir.AffineExpr:
+    """d_out * stride + d_win * dilation, as an affine expression of two loop dimensions."""
+    o = ir.AffineDimExpr.get(d_out)
+    w = ir.AffineDimExpr.get(d_win)
+    if stride != 1:
+        o = ir.AffineMulExpr.get(o, ir.AffineConstantExpr.get(stride))
+    if dilation != 1:
+        w = ir.AffineMulExpr.get(w, ir.AffineConstantExpr.get(dilation))
+    return ir.AffineAddExpr.get(o, w)
+
+
+def binary_kind(region: ir.Region) -> str | None:
+    """'add', 'max' or 'min' when a computation is that one op applied to its two scalar
+    parameters (in either order): what a linalg pooling op can express."""
+    block = region.blocks[0]
+    ops = [op.operation for op in block.operations]
+    args = list(block.arguments)
+    if len(ops) != 2 or len(args) != 2:
+        return None
+    op, ret = ops
+    kinds = {"xla.add": "add", "xla.max": "max", "xla.min": "min"}
+    if op.name not in kinds or len(op.operands) != 2 or ret.name != "xla.return":
+        return None
+    if set(op.operands) != set(args) or len(set(op.operands)) != 2 or list(ret.operands) != [op.results[0]]:
+        return None
+    if any(Shape.from_mlir(a.type).rank != 0 for a in args):
+        return None
+    return kinds[op.name]
+
+
+def _pool_op(kind: str, nsp: int, et):
+    """The linalg pooling builder for a reduction kind, window rank and element type, or None."""
+    if et.is_pred or et.is_complex or not 1 <= nsp <= 3:
+        return None
+    layout = {1: "nwc", 2: "nhwc", 3: "ndhwc"}[nsp]
+    name = {"add": "sum", "max": "max", "min": "min"}[kind]
+    if et.is_unsigned and kind != "add":
+        if nsp == 3:
+            return None
+        name += "_unsigned"
+    return getattr(linalg, f"pooling_{layout}_{name}", None)
+
+
+# ----------------------------------------------------------------------------------------
+# ReduceWindow
+# ----------------------------------------------------------------------------------------
+def _window_params(lw, base):
+    n = len(base)
+    wd = list(lw.attr("window_dimensions"))
+    st = list(lw.attr("window_strides"))
+    bd = list(lw.attr("base_dilations") or [1] * n)
+    wdl = list(lw.attr("window_dilations") or [1] * n)
+    pads = resolve_padding(lw.attr("padding"), base, wd, st, bd, wdl)
+    return wd, st, bd, wdl, pads
+
+
+@lowers("xla.reduce_window", scalar_regions=True)
+def lower_reduce_window(lw):
+    shapes = lw.shape("operands")
+    xs = lw.value("operands")
+    inits = [extract_scalar(v) for v in lw.value("init_values")]
+    base = shapes[0].dims
+    rank = len(base)
+    wd, st, bd, wdl, pads = _window_params(lw, base)
+    outs = lw.result_shape.leaves()
+    out_dims = outs[0].dims
+    triples = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bd)]
+    padded = [pad_tensor(x, s, triples, v) for x, s, v in zip(xs, shapes, inits)]
+    pshape = [lo + dilated(n, b) + hi for n, (lo, hi), b in zip(base, pads, bd)]
+    n_ops = len(xs)
+    if 0 in out_dims:
+        res = [fill(o, v) for o, v in zip(outs, inits)]
+        return res[0] if n_ops == 1 else tuple_of(lw, res)
+    region = lw.args["computation"]
+    kind = binary_kind(region) if n_ops == 1 else None
+    if kind is not None:
+        res = _pooled(padded[0], shapes[0].with_dims(pshape), outs[0], inits[0], kind, wd, st, wdl)
+        if res is not None:
+            return res
+    # the general form: one linalg.generic, window loops as reductions in row-major order
+    loops = 2 * rank
+    in_map = affine_map(loops, [window_expr(i, rank + i, st[i], wdl[i]) for i in range(rank)])
+    win_map = affine_map(loops, [rank + i for i in range(rank)])
+    out_map = affine_map(loops, list(range(rank)))
+    window = empty(Shape(PRED, wd))
+    accs = [fill(o, v) for o, v in zip(outs, inits)]
+
+    def body(*args):
+        vals, accs_ = list(args[:n_ops]), list(args[n_ops + 1:])
+        return emit_region(region, accs_ + vals, lw.op.name)
+    res = generic(padded + [window], [in_map] * n_ops + [win_map], accs, [out_map] * n_ops,
+                  ["parallel"] * rank + ["reduction"] * rank, body)
+    return res[0] if n_ops == 1 else tuple_of(lw, res)
+
+
+def _pooled(x: ir.Value, src: Shape, out: Shape, init: ir.Value, kind, wd, st, wdl):
+    """The pooling-op form: the windowed dimensions become the spatial dimensions of
+    [N, spatial..., C]; the dimensions before them fold into N, those after into C."""
+    rank = src.rank
+    wdims = [i for i in range(rank) if wd[i] != 1 or st[i] != 1 or wdl[i] != 1 or src.dims[i] != out.dims[i]]
+    if not wdims:
+        wdims = [rank - 1] if rank else []
+    if not 1 <= len(wdims) <= 3:
+        return None
+    build = _pool_op(kind, len(wdims), src.element_type)
+    if build is None:
+        return None
+    contiguous = wdims == list(range(wdims[0], wdims[-1] + 1))
+    if contiguous:
+        perm = list(range(rank))
+        before, after = list(range(wdims[0])), list(range(wdims[-1] + 1, rank))
+    else:
+        rest = [i for i in range(rank) if i not in wdims]
+        perm = rest + wdims
+        before, after = rest, []
+    xt = transpose(x, src, perm)
+    N = _prod(src.dims[i] for i in before)
+    C = _prod(src.dims[i] for i in after)
+    x4 = reshape(xt, [N] + [src.dims[i] for i in wdims] + [C])
+    o4 = [N] + [out.dims[i] for i in wdims] + [C]
+    acc = fill(out.with_dims(o4), init)
+    window = empty(Shape(src.element_type, [wd[i] for i in wdims]))
+    r = value_of(build(x4, window, outs=[acc], strides=[st[i] for i in wdims],
+                       dilations=[wdl[i] for i in wdims]))
+    tdims = [out.dims[i] for i in perm]
+    r = reshape(r, tdims)
+    inv = [perm.index(i) for i in range(rank)]
+    return transpose(r, out.with_dims(tdims), inv)
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+# ----------------------------------------------------------------------------------------
+# SelectAndScatter
+# ----------------------------------------------------------------------------------------
+def _i64(v: int) -> ir.Value:
+    t = ir.IntegerType.get_signless(64)
+    return arith.constant(t, ir.IntegerAttr.get(t, v))
+
+
+def _all(conds):
+    out = None
+    for c in conds:
+        out = c if out is None else arith.andi(out, c)
+    return out
+
+
+@lowers("xla.select_and_scatter", scalar_regions=True)
+def lower_select_and_scatter(lw):
+    src_shape, op_shape = lw.shape("source"), lw.shape("operand")
+    x, src = lw.value("operand"), lw.value("source")
+    init = extract_scalar(lw.value("init_value"))
+    D, S = list(op_shape.dims), list(src_shape.dims)
+    rank = len(D)
+    wd, st = list(lw.attr("window_dimensions")), list(lw.attr("window_strides"))
+    pads = resolve_padding(lw.attr("padding"), D, wd, st)
+    result = fill(op_shape, init)
+    if 0 in S or 0 in D:
+        return result
+    CI = arith.CmpIPredicate
+    i64 = ir.IntegerType.get_signless(64)
+    idx_t = ir.IndexType.get()
+    strides_lin = [_prod(D[i + 1:]) for i in range(rank)]
+
+    # 1. the selected element of every window, as a linear index into the operand (-1: none)
+    xp = pad_tensor(x, op_shape, [(lo, hi, 0) for lo, hi in pads], init)
+    loops = 2 * rank
+    in_map = affine_map(loops, [window_expr(i, rank + i, st[i], 1) for i in range(rank)])
+    win_map = affine_map(loops, [rank + i for i in range(rank)])
+    out_map = affine_map(loops, list(range(rank)))
+    best_v = fill(src_shape.with_type(op_shape.element_type), init)
+    best_i = fill(Shape(S64, S), _i64(-1))
+    select = lw.args["select"]
+
+    def pick(cur, _w, bv, bi):
+        inside, lin = [], _i64(0)
+        for i in range(rank):
+            pos = arith.addi(arith.muli(loop_index(i), index(st[i])), loop_index(rank + i))
+            if pads[i][0] != 0:
+                pos = arith.subi(pos, index(pads[i][0]))
+            if pads[i] != (0, 0):
+                inside.append(arith.andi(arith.cmpi(CI.sge, pos, index(0)), arith.cmpi(CI.slt, pos, index(D[i]))))
+            lin = arith.addi(lin, arith.muli(arith.index_cast(i64, pos), _i64(strides_lin[i])))
+        keep = emit_region(select, [bv, cur], lw.op.name)[0]
+        take = arith.ori(arith.cmpi(CI.slt, bi, _i64(0)), arith.xori(keep, arith.constant(ir.IntegerType.get_signless(1), 1)))
+        if inside:
+            take = arith.andi(take, _all(inside))
+        return [arith.select(take, cur, bv), arith.select(take, lin, bi)]
+    _, selected = generic([xp, empty(Shape(PRED, wd))], [in_map, win_map], [best_v, best_i], [out_map, out_map],
+                          ["parallel"] * rank + ["reduction"] * rank, pick)
+
+    # 2. every operand element folds in the source values of the windows that selected it,
+    #    visiting them in row-major order of the source (window offsets in reverse)
+    scatter = lw.args["scatter"]
+    p_map = affine_map(loops, list(range(rank)))
+
+    def gather(_w, acc):
+        hits, sidx = [], []
+        lin = _i64(0)
+        for i in range(rank):
+            p = loop_index(i)
+            lin = arith.addi(lin, arith.muli(arith.index_cast(i64, p), _i64(strides_lin[i])))
+            # source position s with s * stride + (W - 1 - v) - low = p
+            num = arith.addi(p, loop_index(rank + i))
+            shift = pads[i][0] - (wd[i] - 1)
+            if shift:
+                num = arith.addi(num, index(shift)) if shift > 0 else arith.subi(num, index(-shift))
+            ok = arith.cmpi(CI.sge, num, index(0))
+            numc = arith.maxsi(num, index(0))
+            s = numc
+            if st[i] != 1:
+                ok = arith.andi(ok, arith.cmpi(CI.eq, arith.remsi(numc, index(st[i])), index(0)))
+                s = arith.divsi(numc, index(st[i]))
+            ok = arith.andi(ok, arith.cmpi(CI.slt, s, index(S[i])))
+            hits.append(ok)
+            sidx.append(arith.minsi(s, index(S[i] - 1)))
+        chosen = tensor.extract(selected, sidx)
+        value = tensor.extract(src, sidx)
+        hit = arith.andi(_all(hits), arith.cmpi(CI.eq, chosen, lin)) if hits else arith.cmpi(CI.eq, chosen, lin)
+        new = emit_region(scatter, [acc, value], lw.op.name)[0]
+        return arith.select(hit, new, acc)
+    rev_map = affine_map(loops, [rank + i for i in range(rank)])
+    return generic([empty(Shape(PRED, wd))], [rev_map], [result], [p_map],
+                   ["parallel"] * rank + ["reduction"] * rank, gather)[0]

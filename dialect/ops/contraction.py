@@ -1,11 +1,14 @@
-"""Dot and DotGeneral (convolutions join this family in their own issue)."""
+"""Dot, DotGeneral and the convolutions (Conv, ConvWithGeneralPadding, ConvGeneralDilated)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import DotDimensionNumbers, ETypeKind, Optional, kind_for
+from ..attrs import (AttrKind, ConvolutionDimensionNumbers, DotDimensionNumbers, ETypeKind, Int, Ints,
+                     Optional, Padding, kind_for)
 from ..core import Attr, OpDef, Operand, register
+from ..ir import ir
 from ..types import COMPLEX, FLOATS, INTEGERS, Shape
+from .reduction import WINDOW_PADDING, WindowPaddingKind, np_pad, resolve_padding, window_output_dims
 
 NUMERIC = INTEGERS + FLOATS + COMPLEX
 
@@ -109,3 +112,245 @@ register(OpDef("DotGeneral", (Operand("lhs"), Operand("rhs"),
                dot_general_value(lhs, rhs, dimension_numbers, result),
                "contraction", "DotGeneral",
                doc="sum of products over contracting dimensions, with batch dimensions"))
+
+
+# ----------------------------------------------------------------------------------------
+# Conv, ConvWithGeneralPadding, ConvGeneralDilated
+# ----------------------------------------------------------------------------------------
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+
+
+class PrecisionConfigKind(AttrKind):
+    """XLA's PrecisionConfig: one precision (DEFAULT, HIGH, HIGHEST) for both operands or one
+    per operand.  Kept on the op; it does not change results on the CPU."""
+    what = "a precision config (DEFAULT, HIGH or HIGHEST; one, or one per operand)"
+
+    def normalize(self, chk, param, v):
+        items = [v] if isinstance(v, str) or not isinstance(v, (list, tuple)) else list(v)
+        names = []
+        for x in items:
+            name = x if isinstance(x, str) else getattr(x, "name", None)
+            if not isinstance(name, str) or name.upper() not in PRECISIONS:
+                self._bad(chk, param, v)
+            names.append(name.upper())
+        if len(names) not in (1, 2):
+            self._bad(chk, param, v)
+        return tuple(names)
+
+    def to_attr(self, v):
+        return ir.ArrayAttr.get([ir.StringAttr.get(x) for x in v])
+
+    def from_attr(self, a):
+        return tuple(ir.StringAttr(x).value for x in ir.ArrayAttr(a))
+
+
+def default_conv_numbers(rank: int) -> ConvolutionDimensionNumbers:
+    """The layout of Conv and ConvWithGeneralPadding: lhs [batch, feature, spatial...],
+    rhs [output feature, input feature, spatial...], output like lhs."""
+    sp = tuple(range(2, rank))
+    return ConvolutionDimensionNumbers(0, 1, sp, 1, 0, sp, 0, 1, sp)
+
+
+def _check_layout(chk, name: str, dims: list, rank: int, operand: str):
+    for d in dims:
+        if not 0 <= d < rank:
+            chk.fail(f"dimension_numbers.{name}", f"must be dimensions of {operand} (rank {rank}), in [0, {rank})",
+                     dims)
+    if len(set(dims)) != len(dims):
+        chk.fail(f"dimension_numbers.{name}", f"must be distinct dimensions of {operand}", dims)
+
+
+def conv_shape(chk, lhs: Shape, rhs: Shape, window_strides, padding, lhs_dilation, rhs_dilation,
+               dn: ConvolutionDimensionNumbers, feature_group_count, batch_group_count, preferred=None) -> Shape:
+    """The shape rule shared by the three convolution ops (spec: ConvWithGeneralPadding)."""
+    chk.element_type("lhs", lhs, NUMERIC, "integer, floating-point or complex")
+    chk.element_type("rhs", rhs, NUMERIC, "integer, floating-point or complex")
+    if preferred is None:
+        chk.same_element_type("lhs", lhs, "rhs", rhs)
+    else:
+        kinds = {lhs.element_type.kind, rhs.element_type.kind}
+        if preferred.is_pred or ("complex" in kinds and not preferred.is_complex) or (
+                "float" in kinds and not preferred.is_floating):
+            chk.fail("preferred_element_type", f"must hold the operands' values ({lhs.element_type}, "
+                     f"{rhs.element_type})", preferred)
+    if rhs.rank != lhs.rank:
+        chk.fail("rhs", f"must have the rank of lhs ({lhs})", rhs)
+    if lhs.rank < 2:
+        chk.fail("lhs", "must have rank n+2 >= 2 (batch, feature and n spatial dimensions)", lhs)
+    rank = lhs.rank
+    n = len(dn.input_spatial_dimensions)
+    if n != rank - 2:
+        chk.fail("dimension_numbers.input_spatial_dimensions", f"must number rank - 2 = {rank - 2} "
+                 f"(lhs is {lhs})", list(dn.input_spatial_dimensions))
+    for name, seq in (("kernel_spatial_dimensions", dn.kernel_spatial_dimensions),
+                      ("output_spatial_dimensions", dn.output_spatial_dimensions)):
+        if len(seq) != n:
+            chk.fail(f"dimension_numbers.{name}", f"must number {n}, like input_spatial_dimensions", list(seq))
+    _check_layout(chk, "input_*_dimension(s)", [dn.input_batch_dimension, dn.input_feature_dimension,
+                                                *dn.input_spatial_dimensions], rank, "lhs")
+    _check_layout(chk, "kernel_*_dimension(s)", [dn.kernel_output_feature_dimension,
+                                                 dn.kernel_input_feature_dimension,
+                                                 *dn.kernel_spatial_dimensions], rank, "rhs")
+    _check_layout(chk, "output_*_dimension(s)", [dn.output_batch_dimension, dn.output_feature_dimension,
+                                                 *dn.output_spatial_dimensions], rank, "the result")
+    what = f"one per spatial dimension ({n})"
+    chk.length("window_strides", window_strides, n, what)
+    chk.positive("window_strides", window_strides)
+    chk.length("lhs_dilation", lhs_dilation, n, what)
+    chk.positive("lhs_dilation", lhs_dilation)
+    chk.length("rhs_dilation", rhs_dilation, n, what)
+    chk.positive("rhs_dilation", rhs_dilation)
+    if not isinstance(padding, Padding):
+        chk.length("padding", padding, n, what)
+    fgc, bgc = feature_group_count, batch_group_count
+    if fgc < 1:
+        chk.fail("feature_group_count", "must be positive", fgc)
+    if bgc < 1:
+        chk.fail("batch_group_count", "must be positive", bgc)
+    if fgc > 1 and bgc > 1:
+        chk.fail("batch_group_count", f"must be 1 when feature_group_count is {fgc} (both cannot exceed 1)", bgc)
+    batch = lhs.dims[dn.input_batch_dimension]
+    cin = lhs.dims[dn.input_feature_dimension]
+    kin = rhs.dims[dn.kernel_input_feature_dimension]
+    kout = rhs.dims[dn.kernel_output_feature_dimension]
+    if cin % fgc:
+        chk.fail("feature_group_count", f"must divide the lhs feature dimension ({cin})", fgc)
+    if kin != cin // fgc:
+        chk.fail("rhs", f"must have input feature dimension (dimension {dn.kernel_input_feature_dimension}) "
+                 f"of size lhs features / feature_group_count = {cin // fgc}", rhs)
+    if kout % fgc:
+        chk.fail("feature_group_count", f"must divide the rhs output feature dimension ({kout})", fgc)
+    if kout % bgc:
+        chk.fail("batch_group_count", f"must divide the rhs output feature dimension ({kout})", bgc)
+    if batch % bgc:
+        chk.fail("batch_group_count", f"must divide the lhs batch dimension ({batch})", bgc)
+    base = [lhs.dims[d] for d in dn.input_spatial_dimensions]
+    window = [rhs.dims[d] for d in dn.kernel_spatial_dimensions]
+    if any(w <= 0 for w in window):
+        chk.fail("rhs", "must have positive spatial (window) dimensions", rhs)
+    pads = resolve_padding(padding, base, window, window_strides, lhs_dilation, rhs_dilation)
+    spatial = window_output_dims(chk, base, window, window_strides, pads, lhs_dilation, rhs_dilation)
+    out = [0] * rank
+    out[dn.output_batch_dimension] = batch // bgc
+    out[dn.output_feature_dimension] = kout
+    for d, s in zip(dn.output_spatial_dimensions, spatial):
+        out[d] = s
+    return Shape(preferred or lhs.element_type, out)
+
+
+def conv_value(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dn, feature_group_count,
+               batch_group_count, result: Shape):
+    """Reference: the spec's pseudo-code on exact sums (float64 / complex128 / 64-bit integers);
+    feature groups and batch groups split lhs and the kernel's output features into that many
+    separate convolutions whose results are concatenated along the output features."""
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    et = result.element_type
+    wide = np.complex128 if et.is_complex else np.float64 if et.is_float else (
+        np.uint64 if et.is_unsigned else np.int64)
+    isp, ksp, osp = dn.input_spatial_dimensions, dn.kernel_spatial_dimensions, dn.output_spatial_dimensions
+    x = np.transpose(lhs, [dn.input_batch_dimension, dn.input_feature_dimension, *isp]).astype(wide)
+    w = np.transpose(rhs, [dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension, *ksp]).astype(wide)
+    pads = resolve_padding(padding, x.shape[2:], w.shape[2:], window_strides, lhs_dilation, rhs_dilation)
+    x = np_pad(x, [(0, 0, 0)] * 2 + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dilation)], 0)
+    w = np_pad(w, [(0, 0, 0)] * 2 + [(0, 0, d - 1) for d in rhs_dilation], 0)
+    out_sp = tuple(result.dims[d] for d in osp)
+
+    def plain(x, w):                        # [N, C, sp...] (*) [O, C, k...] -> [N, O, out_sp...]
+        out = np.zeros((x.shape[0], w.shape[0]) + out_sp, wide)
+        axes = list(range(1, w.ndim))
+        for pos in np.ndindex(*out_sp):
+            win = x[(slice(None), slice(None)) + tuple(
+                slice(p * s, p * s + k) for p, s, k in zip(pos, window_strides, w.shape[2:]))]
+            with np.errstate(all="ignore"):
+                out[(slice(None), slice(None)) + pos] = np.tensordot(win, w, axes=(axes, axes))
+        return out
+
+    fgc, bgc = feature_group_count, batch_group_count
+    if fgc > 1:
+        cg, og = x.shape[1] // fgc, w.shape[0] // fgc
+        out = np.concatenate([plain(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og]) for g in range(fgc)], 1)
+    elif bgc > 1:
+        nb, ob = x.shape[0] // bgc, w.shape[0] // bgc
+        out = np.concatenate([plain(x[g * nb:(g + 1) * nb], w[g * ob:(g + 1) * ob]) for g in range(bgc)], 1)
+    else:
+        out = plain(x, w)
+    order = [dn.output_batch_dimension, dn.output_feature_dimension, *osp]
+    return np.transpose(out, [order.index(j) for j in range(len(order))]).astype(result.dtype)
+
+
+_CONV_TAIL = (Attr("feature_group_count", Int(), 1), Attr("batch_group_count", Int(), 1),
+              Attr("precision_config", Optional(PrecisionConfigKind()), None),
+              Attr("preferred_element_type", Optional(ETypeKind()), None))
+
+
+def _conv_dn(lhs):
+    return default_conv_numbers(max(np.ndim(lhs) if not isinstance(lhs, Shape) else lhs.rank, 2))
+
+
+def _conv_infer(chk, lhs, rhs, window_strides, padding, feature_group_count=1, batch_group_count=1,
+                precision_config=None, preferred_element_type=None):
+    chk.array("lhs", lhs)
+    chk.array("rhs", rhs)
+    n = max(lhs.rank - 2, 0)
+    return conv_shape(chk, lhs, rhs, window_strides, padding, (1,) * n, (1,) * n, _conv_dn(lhs),
+                      feature_group_count, batch_group_count, preferred_element_type)
+
+
+def _conv_ref(lhs, rhs, window_strides, padding, feature_group_count=1, batch_group_count=1,
+              precision_config=None, preferred_element_type=None, *, result):
+    n = np.ndim(lhs) - 2
+    return conv_value(lhs, rhs, window_strides, padding, (1,) * n, (1,) * n, _conv_dn(lhs),
+                      feature_group_count, batch_group_count, result)
+
+
+register(OpDef("Conv", (Operand("lhs"), Operand("rhs"), Attr("window_strides", Ints()),
+                        Attr("padding", kind_for(Padding))) + _CONV_TAIL,
+               _conv_infer, _conv_ref, "contraction", "Conv (convolution)",
+               doc="convolution with SAME or VALID padding; lhs [batch, feature, spatial...], "
+                   "rhs [output feature, input feature, spatial...]"))
+
+
+def _cwgp_infer(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, feature_group_count=1,
+                batch_group_count=1, precision_config=None, preferred_element_type=None):
+    chk.array("lhs", lhs)
+    chk.array("rhs", rhs)
+    return conv_shape(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, _conv_dn(lhs),
+                      feature_group_count, batch_group_count, preferred_element_type)
+
+
+def _cwgp_ref(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, feature_group_count=1,
+              batch_group_count=1, precision_config=None, preferred_element_type=None, *, result):
+    return conv_value(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, _conv_dn(lhs),
+                      feature_group_count, batch_group_count, result)
+
+
+register(OpDef("ConvWithGeneralPadding", (Operand("lhs"), Operand("rhs"), Attr("window_strides", Ints()),
+                                          Attr("padding", WindowPaddingKind(allow_enum=False)),
+                                          Attr("lhs_dilation", Ints()), Attr("rhs_dilation", Ints())) + _CONV_TAIL,
+               _cwgp_infer, _cwgp_ref, "contraction", "ConvWithGeneralPadding (convolution)",
+               doc="convolution with explicit (low, high) padding (negative cuts), lhs and rhs "
+                   "dilation, feature and batch groups; the spec's default layout"))
+
+
+def _cgd_infer(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+               feature_group_count=1, batch_group_count=1, precision_config=None, preferred_element_type=None):
+    chk.array("lhs", lhs)
+    chk.array("rhs", rhs)
+    return conv_shape(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                      feature_group_count, batch_group_count, preferred_element_type)
+
+
+def _cgd_ref(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+             feature_group_count=1, batch_group_count=1, precision_config=None, preferred_element_type=None, *,
+             result):
+    return conv_value(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                      feature_group_count, batch_group_count, result)
+
+
+register(OpDef("ConvGeneralDilated", (Operand("lhs"), Operand("rhs"), Attr("window_strides", Ints()),
+                                      Attr("padding", WINDOW_PADDING), Attr("lhs_dilation", Ints()),
+                                      Attr("rhs_dilation", Ints()),
+                                      Attr("dimension_numbers", kind_for(ConvolutionDimensionNumbers))) + _CONV_TAIL,
+               _cgd_infer, _cgd_ref, "contraction", "ConvWithGeneralPadding (convolution)",
+               doc="ConvWithGeneralPadding with ConvolutionDimensionNumbers: any layout of batch, feature "
+                   "and spatial dimensions (NHWC/HWIO, ...); padding may also be SAME or VALID"))

@@ -1,13 +1,16 @@
-"""Reduce (ReduceWindow, SelectAndScatter and ReducePrecision join this family later)."""
+"""Reduce, ReduceWindow and SelectAndScatter (ReducePrecision joins this family later), and the
+window rules (padding, dilation, output size) that the convolutions share."""
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
 
-from ..attrs import Ints
-from ..core import Attr, Comp, OpDef, Operands, register
-from ..types import Shape
+from ..attrs import AttrKind, IntLists, Ints, Optional, Padding
+from ..checks import XlaError
+from ..core import Attr, Comp, OpDef, Operand, Operands, register
+from ..ir import ir
+from ..types import PRED, Shape
 
 
 def check_reducer(chk, param: str, sig, types, what: str = "") -> Shape:
@@ -67,3 +70,267 @@ register(OpDef("Reduce", (Operands("operands"), Operands("init_values"), Comp("c
                           Attr("dimensions", Ints())),
                _reduce_infer, _reduce_ref, "reduction", "Reduce",
                doc="reduce one or more arrays over dimensions with a computation (init on the left)"))
+
+
+# ----------------------------------------------------------------------------------------
+# windows: shared by ReduceWindow, SelectAndScatter and the convolutions
+# ----------------------------------------------------------------------------------------
+class WindowPaddingKind(AttrKind):
+    """`Padding.SAME` / `Padding.VALID` (or their names), or explicit (low, high) pairs, one
+    per windowed dimension.  Stored as a string attribute or an array of i64 pairs."""
+    what = "Padding.SAME, Padding.VALID or a sequence of (low, high) pairs"
+
+    def __init__(self, allow_enum: bool = True, allow_pairs: bool = True):
+        self.allow_enum, self.allow_pairs = allow_enum, allow_pairs
+        if not allow_enum:
+            self.what = "a sequence of (low, high) pairs"
+        elif not allow_pairs:
+            self.what = "Padding.SAME or Padding.VALID"
+
+    def normalize(self, chk, param, v):
+        if self.allow_enum:
+            if isinstance(v, Padding):
+                return v
+            if isinstance(v, str) and v.upper() in Padding.__members__:
+                return Padding[v.upper()]
+        if self.allow_pairs and not isinstance(v, (str, Padding)):
+            try:
+                return IntLists(2).normalize(chk, param, v)
+            except XlaError:
+                pass
+        self._bad(chk, param, v)
+
+    def to_attr(self, v):
+        if isinstance(v, Padding):
+            return ir.StringAttr.get(v.name)
+        return IntLists(2).to_attr(v)
+
+    def from_attr(self, a):
+        if a.typeid == ir.StringAttr.static_typeid:
+            return Padding[ir.StringAttr(a).value]
+        return IntLists(2).from_attr(a)
+
+
+WINDOW_PADDING = WindowPaddingKind()
+
+
+def dilated(size: int, dilation: int) -> int:
+    """Size of a dimension after placing dilation - 1 holes between its elements."""
+    return 0 if size == 0 else (size - 1) * dilation + 1
+
+
+def same_padding(in_dims, window, strides) -> tuple:
+    """XLA's MakePadding(kSame): the output is ceil(in / stride); the padding that needs,
+    split evenly, the odd element high."""
+    out = []
+    for n, w, s in zip(in_dims, window, strides):
+        o = -(-n // s)
+        need = max(0, (o - 1) * s + w - n)
+        out.append((need // 2, need - need // 2))
+    return tuple(out)
+
+
+def resolve_padding(padding, in_dims, window, strides, base_dilations=None, window_dilations=None) -> tuple:
+    """(low, high) pairs of a window padding; SAME is computed on the dilated sizes."""
+    n = len(in_dims)
+    if padding is Padding.VALID:
+        return ((0, 0),) * n
+    if padding is Padding.SAME:
+        bd = base_dilations or (1,) * n
+        wd = window_dilations or (1,) * n
+        return same_padding([dilated(d, b) for d, b in zip(in_dims, bd)],
+                            [dilated(w, d) for w, d in zip(window, wd)], strides)
+    return tuple(tuple(p) for p in padding)
+
+
+def check_window(chk, rank: int, what: str, window_dimensions, window_strides, padding,
+                 base_dilations=None, window_dilations=None, names=None):
+    """Lengths and signs of a window's parameters (one entry per windowed dimension)."""
+    names = names or {}
+    for param, vals in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
+                        ("base_dilations", base_dilations), ("window_dilations", window_dilations)):
+        if vals is None:
+            continue
+        param = names.get(param, param)
+        chk.length(param, vals, rank, what)
+        chk.positive(param, vals)
+    if not isinstance(padding, Padding):
+        chk.length(names.get("padding", "padding"), padding, rank, what)
+
+
+def window_output_dims(chk, base, window, strides, pads, base_dilations=None, window_dilations=None,
+                       pad_param: str = "padding") -> tuple:
+    """Number of valid window positions per dimension (the spec's rule: the window moves over
+    the dilated, padded base by its stride and stops once it no longer fits)."""
+    n = len(base)
+    bd = base_dilations or (1,) * n
+    wd = window_dilations or (1,) * n
+    out = []
+    for i in range(n):
+        lo, hi = pads[i]
+        padded = lo + dilated(base[i], bd[i]) + hi
+        if padded < 0:
+            chk.fail(pad_param, f"must not remove more than the (dilated) base size {dilated(base[i], bd[i])} "
+                     f"of dimension {i}", [list(p) for p in pads])
+        w = dilated(window[i], wd[i])
+        out.append(0 if w > padded else (padded - w) // strides[i] + 1)
+    return tuple(out)
+
+
+def np_pad(x, triples, value) -> np.ndarray:
+    """Reference padding: interior padding first, then edge padding (negative edges cut)."""
+    x = np.asarray(x)
+    grown, place = [], []
+    for n, (lo, hi, it) in zip(x.shape, triples):
+        core = dilated(n, it + 1)
+        grown.append(max(lo, 0) + core + max(hi, 0))
+        place.append(slice(max(lo, 0), max(lo, 0) + core, it + 1))
+    out = np.full(grown, value, dtype=x.dtype)
+    out[tuple(place)] = x
+    cut = tuple(slice(max(-lo, 0), g - max(-hi, 0)) for g, (lo, hi, _) in zip(grown, triples))
+    return out[cut]
+
+
+# -- ReduceWindow ----------------------------------------------------------------------------
+def _reduce_window_infer(chk, operands, init_values, computation, window_dimensions, window_strides,
+                         padding, base_dilations=None, window_dilations=None):
+    n = len(operands)
+    if n < 1:
+        chk.fail("operands", "must have at least one array (N >= 1)", [])
+    if len(init_values) != n:
+        chk.fail("init_values", f"must have one scalar per operand ({n})", init_values)
+    for i, s in enumerate(operands):
+        chk.array(f"operands[{i}]", s)
+        if s.dims != operands[0].dims:
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({operands[0]})", s)
+    for i, (s, init) in enumerate(zip(operands, init_values)):
+        chk.scalar(f"init_values[{i}]", init)
+        chk.same_element_type(f"operands[{i}]", s, f"init_values[{i}]", init)
+    base = operands[0].dims
+    check_window(chk, len(base), f"one per dimension of {operands[0]}", window_dimensions, window_strides,
+                 padding, base_dilations, window_dilations)
+    check_reducer(chk, "computation", computation, [s.element_type for s in operands])
+    pads = resolve_padding(padding, base, window_dimensions, window_strides, base_dilations, window_dilations)
+    out = window_output_dims(chk, base, window_dimensions, window_strides, pads, base_dilations,
+                             window_dilations)
+    outs = [Shape(s.element_type, out) for s in operands]
+    return outs[0] if n == 1 else Shape.tuple(outs)
+
+
+def _reduce_window_ref(operands, init_values, computation, window_dimensions, window_strides, padding,
+                       base_dilations=None, window_dilations=None, *, result):
+    """Pad (with the init values, holes of the base dilation too), then fold every window
+    element into the accumulators in row-major window order, all windows at once."""
+    n = len(operands)
+    x0 = np.asarray(operands[0])
+    rank = x0.ndim
+    bd = base_dilations or (1,) * rank
+    wd = window_dilations or (1,) * rank
+    pads = resolve_padding(padding, x0.shape, window_dimensions, window_strides, bd, wd)
+    padded = [np_pad(x, [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bd)], np.asarray(v))
+              for x, v in zip(operands, init_values)]
+    out_dims = result.leaves()[0].dims
+    accs = [np.broadcast_to(np.asarray(v), out_dims).copy() for v in init_values]
+    if 0 in out_dims:
+        return accs[0] if n == 1 else tuple(accs)
+    for w in itertools.product(*[range(k) for k in window_dimensions]):
+        sl = tuple(slice(w[i] * wd[i], w[i] * wd[i] + (out_dims[i] - 1) * window_strides[i] + 1,
+                         window_strides[i]) for i in range(rank))
+        r = computation(*accs, *[p[sl] for p in padded], batch=out_dims)
+        accs = list(r) if n > 1 else [r]
+    return accs[0] if n == 1 else tuple(accs)
+
+
+def _reduce_window_bind(operands=None, init_values=None, computation=None, window_dimensions=None,
+                        window_strides=None, padding=None, base_dilations=None, window_dilations=None,
+                        **aliases):
+    """reduce_window(operands, init_values, computation, window_dimensions, window_strides,
+    padding, base_dilations=None, window_dilations=None); `operand=` and `init_value=` (the
+    seed's names) are accepted for the first two."""
+    args = dict(operands=operands, init_values=init_values, computation=computation,
+                window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
+                base_dilations=base_dilations, window_dilations=window_dilations)
+    for alias, name in (("operand", "operands"), ("init_value", "init_values")):
+        if alias in aliases:
+            if args[name] is not None:
+                raise TypeError(f"both {alias} and {name} given")
+            args[name] = aliases.pop(alias)
+    if aliases:
+        raise TypeError(f"unexpected keyword argument {next(iter(aliases))!r}")
+    return {k: v for k, v in args.items() if v is not None}
+
+
+register(OpDef("ReduceWindow", (Operands("operands"), Operands("init_values"), Comp("computation"),
+                                Attr("window_dimensions", Ints()), Attr("window_strides", Ints()),
+                                Attr("padding", WINDOW_PADDING),
+                                Attr("base_dilations", Optional(Ints()), None),
+                                Attr("window_dilations", Optional(Ints()), None)),
+               _reduce_window_infer, _reduce_window_ref, "reduction", "ReduceWindow",
+               bind=_reduce_window_bind,
+               doc="reduce every window of one or more arrays (padding SAME/VALID or (low, high) "
+                   "pairs, base and window dilations) with a computation, init on the left"))
+
+
+# -- SelectAndScatter ------------------------------------------------------------------------
+def _select_and_scatter_infer(chk, operand, select, window_dimensions, window_strides, padding, source,
+                              init_value, scatter):
+    chk.array("operand", operand)
+    t = operand.element_type
+    check_window(chk, operand.rank, f"one per dimension of {operand}", window_dimensions, window_strides,
+                 padding)
+    scalar = Shape(t, ())
+    if len(select.params) != 2 or select.params != (scalar, scalar):
+        chk.fail("select", f"must take two scalar parameters [{scalar}, {scalar}] (the operand's type)", select)
+    if select.result != Shape(PRED, ()):
+        chk.fail("select", "must return a PRED scalar", select)
+    pads = resolve_padding(padding, operand.dims, window_dimensions, window_strides)
+    out = window_output_dims(chk, operand.dims, window_dimensions, window_strides, pads)
+    chk.array("source", source)
+    chk.same_element_type("operand", operand, "source", source)
+    if source.dims != out:
+        chk.fail("source", f"must have the shape of the ReduceWindow of operand over the window "
+                 f"({Shape(t, out)})", source)
+    chk.scalar("init_value", init_value)
+    chk.same_element_type("operand", operand, "init_value", init_value)
+    check_reducer(chk, "scatter", scatter, [t])
+    return operand
+
+
+def _select_and_scatter_ref(operand, select, window_dimensions, window_strides, padding, source, init_value,
+                            scatter, *, result):
+    """For every source element (row-major): walk its window in row-major order over the
+    operand's own elements (padding is never selected), keep the current pick unless
+    select(pick, element) is false; then output[pick] = scatter(output[pick], source)."""
+    x = np.asarray(operand)
+    src = np.asarray(source)
+    pads = resolve_padding(padding, x.shape, window_dimensions, window_strides)
+    out = np.full(x.shape, np.asarray(init_value), dtype=x.dtype)
+    if src.size == 0 or x.size == 0:
+        return out
+    rank = x.ndim
+    pick_val = np.zeros(src.shape, x.dtype)
+    pick_pos = np.full(src.shape + (rank,), -1, np.int64)
+    have = np.zeros(src.shape, bool)
+    grid = np.indices(src.shape) if rank else np.zeros((0,), np.int64)
+    for w in itertools.product(*[range(k) for k in window_dimensions]):
+        pos = np.stack([grid[i] * window_strides[i] + w[i] - pads[i][0] for i in range(rank)], -1) \
+            if rank else np.zeros((0,), np.int64)
+        inside = np.all((pos >= 0) & (pos < np.array(x.shape, np.int64)), axis=-1) if rank else np.bool_(True)
+        cur = x[tuple(np.clip(pos[..., i], 0, x.shape[i] - 1) for i in range(rank))]
+        keep = np.asarray(select(pick_val, cur, batch=src.shape), bool)
+        take = inside & (~have | ~keep)
+        pick_val = np.where(take, cur, pick_val)
+        pick_pos = np.where(take[..., None], pos, pick_pos)
+        have = have | inside
+    for s in np.ndindex(*src.shape):
+        if have[s]:
+            p = tuple(int(i) for i in pick_pos[s])
+            out[p] = scatter(out[p], src[s])
+    return out
+
+
+register(OpDef("SelectAndScatter", (Operand("operand"), Comp("select"), Attr("window_dimensions", Ints()),
+                                    Attr("window_strides", Ints()), Attr("padding", WINDOW_PADDING),
+                                    Operand("source"), Operand("init_value"), Comp("scatter")),
+               _select_and_scatter_infer, _select_and_scatter_ref, "reduction", "SelectAndScatter",
+               doc="select one element per window of operand, scatter source onto the selections"))
