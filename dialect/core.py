@@ -32,7 +32,9 @@ class Param:
     """One argument of an op, in the seed's order.
 
     kind: 'operand' (one XlaOp), 'operands' (a sequence of XlaOps), 'attr' (a compile-time
-    value of `attr` kind), 'computation' (an XlaComputation), 'computations' (a sequence).
+    value of `attr` kind), 'computation' (an XlaComputation, inlined as a region),
+    'computations' (a sequence of them), 'callee' (an XlaComputation called by name: a private
+    function of the module, referenced by a symbol attribute).
     """
     name: str
     kind: str
@@ -47,6 +49,9 @@ class Param:
     def is_region(self) -> bool: return self.kind in ("computation", "computations")
 
     @property
+    def is_callee(self) -> bool: return self.kind == "callee"
+
+    @property
     def variadic(self) -> bool: return self.kind in ("operands", "computations")
 
     @property
@@ -58,6 +63,7 @@ def Operands(name, doc=""): return Param(name, "operands", doc=doc)
 def Attr(name, kind, default=REQUIRED, doc=""): return Param(name, "attr", kind, default, doc)
 def Comp(name, doc=""): return Param(name, "computation", doc=doc)
 def Comps(name, doc=""): return Param(name, "computations", doc=doc)
+def Callee(name, doc=""): return Param(name, "callee", doc=doc)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +112,9 @@ class OpDef:
 
     @property
     def attr_params(self): return [p for p in self.params if p.kind == "attr"]
+
+    @property
+    def callee_params(self): return [p for p in self.params if p.is_callee]
 
     def check(self, location=None) -> Check:
         return Check(self.name, location)
@@ -159,6 +168,14 @@ class OpDef:
             out[p.name] = regions[i:i + n] if p.variadic else regions[i]
             i += n
         attrs = op.attributes
+        for p in self.callee_params:
+            if p.name not in attrs:
+                chk.fail(p.name, "is required (a symbol naming a function of the module)", None,
+                         show_got=False)
+            try:
+                out[p.name] = ir.FlatSymbolRefAttr(attrs[p.name]).value
+            except (ValueError, TypeError):
+                chk.fail(p.name, "must be a symbol naming a function of the module", str(attrs[p.name]))
         for p in self.attr_params:
             if p.name in attrs:
                 try:
@@ -197,6 +214,29 @@ def lookup(mlir_name: str) -> OpDef | None:
 def all_ops() -> list[OpDef]:
     from . import ops  # noqa: F401  (registers every family)
     return sorted(REGISTRY.values(), key=lambda d: d.name)
+
+
+def find_function(op: ir.Operation, name: str) -> ir.Operation | None:
+    """The func.func named `name` in the module enclosing `op`."""
+    top = op
+    while top.parent is not None:
+        top = top.parent
+    if top.name != "builtin.module":
+        return None
+    for f in top.regions[0].blocks[0].operations:
+        f = f.operation
+        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
+            return f
+    return None
+
+
+def function_sig(f: ir.Operation) -> Sig:
+    from .types import Shape
+    ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    if len(ft.results) != 1:
+        raise TypeError(f"a computation returns one value; @{ir.StringAttr(f.attributes['sym_name']).value} "
+                        f"returns {len(ft.results)}")
+    return Sig(tuple(Shape.from_mlir(t) for t in ft.inputs), Shape.from_mlir(ft.results[0]))
 
 
 def location_str(loc: ir.Location) -> str | None:

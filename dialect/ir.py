@@ -10,10 +10,10 @@ from __future__ import annotations
 import threading
 
 from iree.compiler import ir, passmanager, rewrite  # noqa: F401  (re-exported)
-from iree.compiler.dialects import arith, func, linalg, math, scf, tensor  # noqa: F401
+from iree.compiler.dialects import arith, func, linalg, math, memref, scf, tensor  # noqa: F401
 from iree.compiler.dialects import complex as complex_d  # noqa: F401
 
-__all__ = ["ir", "passmanager", "rewrite", "arith", "func", "linalg", "math", "scf",
+__all__ = ["ir", "passmanager", "rewrite", "arith", "func", "linalg", "math", "memref", "scf",
            "tensor", "complex_d", "context", "lock"]
 
 _ctx: ir.Context | None = None

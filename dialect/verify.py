@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .checks import XlaError
-from .core import RETURN, Sig, location_str, lookup
+from .core import RETURN, Sig, find_function, function_sig, location_str, lookup
 from .ir import ir, lock
 from .types import Shape
 
@@ -44,6 +44,11 @@ def infer_op(op: ir.Operation) -> Shape:
                 kw[p.name] = [Shape.from_mlir(x.type) for x in v] if p.variadic else Shape.from_mlir(v.type)
             elif p.is_region:
                 kw[p.name] = [region_sig(r, op.name, loc) for r in v] if p.variadic else region_sig(v, op.name, loc)
+            elif p.is_callee:
+                f = find_function(op, v)
+                if f is None:
+                    chk.fail(p.name, "must name a function of the module", f"@{v}")
+                kw[p.name] = function_sig(f)
             else:
                 kw[p.name] = p.attr.normalize(chk, p.name, v) if v is not None else None
         except TypeError as e:

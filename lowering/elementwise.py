@@ -359,8 +359,9 @@ def lower_elementwise(lw):
     maps = [operand_map(s, out.dims, bd) for s in shapes]
     ident = affine_map(out.rank, list(range(out.rank)))
     in_types = [s.element_type for s in shapes]
+    extra = (lw.args,) if getattr(emit, "attrs", False) else ()
     return generic(values, maps, [empty(out)], [ident], ["parallel"] * out.rank,
-                   lambda *a: emit(list(a[:-1]), in_types, out.element_type))[0]
+                   lambda *a: emit(list(a[:-1]), in_types, out.element_type, *extra))[0]
 
 
 def _register_elementwise():
@@ -439,3 +440,41 @@ def lower_bitcast(lw):
     return generic([packed], [affine_map(n - 1, list(range(n - 1)))], [empty(acc_shape)],
                    [affine_map(n - 1, list(range(n - 1)))], ["parallel"] * (n - 1),
                    lambda v, _o: arith.bitcast(d.builtin_type(), v))[0]
+
+
+def _reduce_precision(args, in_types, out, attrs):
+    """XLA's bit-level ReducePrecision: round the mantissa to nearest even at the kept bit,
+    then +-inf above the reduced exponent range and +-0 below it; NaN kept."""
+    from xlair.dialect.ops.elementwise import SRC_BITS
+    x = args[0]
+    et = in_types[0]
+    e_bits, m_bits = attrs["exponent_bits"], attrs["mantissa_bits"]
+    src_e, src_m = SRC_BITS[et.name]
+    it = ir.IntegerType.get_signless(et.bits)
+
+    def c(v):
+        return arith.constant(it, ir.IntegerAttr.get(it, v - (1 << et.bits) if v >= (1 << (et.bits - 1)) else v))
+    bits = arith.bitcast(it, x)
+    if m_bits < src_m:
+        shift = src_m - m_bits
+        last = 1 << shift
+        bias = arith.addi(arith.andi(arith.shrui(bits, c(shift)), c(1)), c((last >> 1) - 1))
+        bits = arith.andi(arith.addi(bits, bias), c(~(last - 1) & ((1 << et.bits) - 1)))
+    if e_bits < src_e:
+        exp_mask = ((1 << src_e) - 1) << src_m
+        sign_mask = 1 << (et.bits - 1)
+        src_bias = (1 << (src_e - 1)) - 1
+        red_bias = (1 << (e_bits - 1)) - 1
+        exp = arith.andi(bits, c(exp_mask))
+        over = arith.cmpi(CI.ugt, exp, c((src_bias + red_bias) << src_m))
+        under = arith.cmpi(CI.ule, exp, c((src_bias - red_bias) << src_m))
+        signed_zero = arith.andi(bits, c(sign_mask))
+        signed_inf = arith.ori(signed_zero, c(exp_mask))
+        bits = arith.select(over, signed_inf, arith.select(under, signed_zero, bits))
+    r = arith.bitcast(et.builtin_type(), bits)
+    return arith.select(_cmpf(CF.UNO, x, x), x, r)
+
+
+_reduce_precision.attrs = True       # the emitter reads the op's attributes
+SCALAR["xla.reduce_precision"] = _reduce_precision
+lowers("xla.reduce_precision")(lower_elementwise)

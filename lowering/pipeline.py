@@ -17,7 +17,7 @@ from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, registry
-from .registry import builtin_type, cast
+from .registry import builtin_type, cast, tuple_leaves, tuple_rebuild
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 
@@ -74,26 +74,6 @@ def _funcs(module: ir.Module):
     return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
 
 
-def _rebuild(shape: Shape, leaves_iter):
-    """xla.tuple ops rebuilding a tuple value from its leaves."""
-    if not shape.is_tuple:
-        return next(leaves_iter)
-    parts = [_rebuild(s, leaves_iter) for s in shape.tuple_shapes]
-    return ir.Operation.create("xla.tuple", results=[shape.to_mlir()], operands=parts).result
-
-
-def _leaves(value: ir.Value, shape: Shape) -> list[ir.Value]:
-    """get_tuple_element ops taking a tuple value apart into its leaves."""
-    if not shape.is_tuple:
-        return [value]
-    out = []
-    for i, s in enumerate(shape.tuple_shapes):
-        e = ir.Operation.create("xla.get_tuple_element", results=[s.to_mlir()], operands=[value],
-                                attributes={"index": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}).result
-        out.extend(_leaves(e, s))
-    return out
-
-
 @register_pass("xla-flatten-tuples")
 def flatten_tuples(module: ir.Module) -> None:
     for f in _funcs(module):
@@ -112,7 +92,7 @@ def flatten_tuples(module: ir.Module) -> None:
         leaves = iter(new_args)
         with ir.InsertionPoint.at_block_begin(block), f.location:
             for a, s in zip(old_args, in_shapes):
-                a.replace_all_uses_with(_rebuild(s, leaves))
+                a.replace_all_uses_with(tuple_rebuild(s, leaves))
         for _ in old_args:
             block.erase_argument(0)
         for ret in [op for op in block.operations if op.operation.name == "func.return"]:
@@ -120,7 +100,7 @@ def flatten_tuples(module: ir.Module) -> None:
             with ir.InsertionPoint(ret), ret.location:
                 flat = []
                 for v, s in zip(list(ret.operands), out_shapes):
-                    flat.extend(_leaves(v, s))
+                    flat.extend(tuple_leaves(v, s))
                 ir.Operation.create("func.return", operands=flat)
             ret.erase()
         outs = [l.to_mlir() for s in out_shapes for l in s.leaves()]

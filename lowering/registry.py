@@ -280,3 +280,48 @@ def tuple_of(lw: Lower, values) -> ir.Value:
     shapes = lw.result_shape.tuple_shapes
     vals = [cast(v, s.to_mlir()) for v, s in zip(values, shapes)]
     return ir.Operation.create("xla.tuple", results=[lw.result_shape.to_mlir()], operands=vals).result
+
+
+def tuple_rebuild(shape: Shape, leaves_iter) -> ir.Value:
+    """xla.tuple ops rebuilding a value of `shape` from an iterator of its (xla-typed) leaves."""
+    if not shape.is_tuple:
+        return next(leaves_iter)
+    parts = [tuple_rebuild(s, leaves_iter) for s in shape.tuple_shapes]
+    return ir.Operation.create("xla.tuple", results=[shape.to_mlir()], operands=parts).result
+
+
+def tuple_leaves(value: ir.Value, shape: Shape) -> list[ir.Value]:
+    """get_tuple_element ops taking a value of `shape` apart into its (xla-typed) leaves."""
+    if not shape.is_tuple:
+        return [value]
+    out = []
+    i64 = ir.IntegerType.get_signless(64)
+    for i, s in enumerate(shape.tuple_shapes):
+        e = ir.Operation.create("xla.get_tuple_element", results=[s.to_mlir()], operands=[value],
+                                attributes={"index": ir.IntegerAttr.get(i64, i)}).result
+        out.extend(tuple_leaves(e, s))
+    return out
+
+
+def builtin_leaves(value: ir.Value, shape: Shape) -> list[ir.Value]:
+    """The leaves of an xla value as builtin-typed values (what flows through scf, func.call)."""
+    return [to_builtin(v) for v in tuple_leaves(value, shape)]
+
+
+def from_builtin_leaves(values, shape: Shape) -> ir.Value:
+    """An xla value of `shape` from builtin-typed leaf values (casts back, rebuilds tuples)."""
+    leaves = [cast(v, s.to_mlir()) for v, s in zip(values, shape.leaves())]
+    return tuple_rebuild(shape, iter(leaves))
+
+
+def splice_region(region: ir.Region, args, anchor: ir.Operation) -> list[ir.Value]:
+    """Move a computation region's ops before `anchor`, its block arguments replaced by `args`
+    (xla-typed values); returns the values its xla.return returned."""
+    block = region.blocks[0]
+    for a, v in zip(block.arguments, args):
+        a.replace_all_uses_with(v)
+    ops = [op.operation for op in block.operations]
+    ret = ops[-1]
+    for op in ops[:-1]:
+        op.move_before(anchor)
+    return list(ret.operands)

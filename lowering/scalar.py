@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from xlair.dialect.attrs import literal_value
 from xlair.dialect.checks import XlaError
-from xlair.dialect.core import RETURN, location_str
+from xlair.dialect.core import RETURN, location_str, lookup
 from xlair.dialect.ir import ir
 from xlair.dialect.types import ElementType, Shape
 
@@ -86,9 +86,10 @@ def emit_region(region: ir.Region, args: Sequence[ir.Value], owner: str) -> list
                 shapes = [Shape.from_mlir(v.type) for v in op.operands]
                 if any(s.rank != 0 for s in shapes) or Shape.from_mlir(res.type).rank != 0:
                     _unsupported(owner, op)
-                env[res] = SCALAR[name]([env[v] for v in op.operands],
-                                        [s.element_type for s in shapes],
-                                        Shape.from_mlir(res.type).element_type)
+                emit = SCALAR[name]
+                extra = (lookup(name).unpack(op),) if getattr(emit, "attrs", False) else ()
+                env[res] = emit([env[v] for v in op.operands], [s.element_type for s in shapes],
+                                Shape.from_mlir(res.type).element_type, *extra)
             else:
                 _unsupported(owner, op)
     raise XlaError(f"'{owner}' computation must end in xla.return")

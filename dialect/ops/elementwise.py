@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import ETypeKind, Ints, Optional
+from ..attrs import ETypeKind, Int, Ints, Optional
 from ..checks import types_of
 from ..core import Attr, OpDef, Operand, register
 from ..types import (BF16, C64, C128, COMPLEX, F32, F64, FLOATS, INTEGERS, PRED, SIGNED,
@@ -470,3 +470,50 @@ def _bitcast_ref(operand, new_element_type, *, result):
 register(OpDef("BitcastConvertType", (Operand("operand"), Attr("new_element_type", ETypeKind())),
                _bitcast_infer, _bitcast_ref, "elementwise", "BitcastConvertType",
                doc="reinterpret bits; differing widths add or remove a minor dimension"))
+
+
+# ----------------------------------------------------------------------------------------
+# ReducePrecision
+# ----------------------------------------------------------------------------------------
+SRC_BITS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}   # (exponent, mantissa)
+
+
+def _rp_infer(chk, operand, exponent_bits, mantissa_bits):
+    chk.element_type("operand", operand, FLOATS, "floating-point")
+    if exponent_bits < 1:
+        chk.fail("exponent_bits", "must be at least 1 (to tell zero from infinity)", exponent_bits)
+    if mantissa_bits < 0:
+        chk.fail("mantissa_bits", "must not be negative", mantissa_bits)
+    return operand
+
+
+def _rp_ref(operand, exponent_bits, mantissa_bits, *, result):
+    """Round to `mantissa_bits` (ties to even), then +-inf above the reduced format's range and
+    +-0 below its smallest normal; NaN kept.  Computed exactly in float64."""
+    x = np.asarray(operand)
+    src_e, src_m = SRC_BITS[result.element_type.name]
+    v = x.astype(np.float64)
+    out = v.copy()
+    finite = np.isfinite(v) & (v != 0)
+    if mantissa_bits < src_m:
+        # the spacing of values with `mantissa_bits` bits at x's binade (the source format's
+        # subnormal spacing below its smallest normal), then round to a multiple: ties to even
+        _, e = np.frexp(np.where(finite, v, 1.0))        # |v| in [2**(e-1), 2**e)
+        src_emin = 2 - (1 << (src_e - 1))
+        quantum = np.ldexp(1.0, np.maximum(e - 1, src_emin) - mantissa_bits)
+        out = np.where(finite, np.rint(v / quantum) * quantum, out)
+    if exponent_bits < src_e:
+        emax = (1 << (exponent_bits - 1)) - 1
+        emin = 1 - emax
+        mag = np.abs(out)
+        big = np.isfinite(out) & (mag >= 2.0 ** (emax + 1))
+        small = (mag < 2.0 ** emin) & np.isfinite(out)
+        out = np.where(big, np.copysign(np.inf, out), out)
+        out = np.where(small, np.copysign(0.0, out), out)
+    out = np.where(np.isnan(v), v, out)
+    return out.astype(result.dtype)
+
+
+register(OpDef("ReducePrecision", (Operand("operand"), Attr("exponent_bits", Int()), Attr("mantissa_bits", Int())),
+               _rp_infer, _rp_ref, "elementwise", "ReducePrecision",
+               doc="round to a narrower float format (exponent_bits, mantissa_bits) and back"))

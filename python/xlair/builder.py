@@ -138,7 +138,7 @@ class Builder:
                 for i, x in enumerate(vs):
                     self._own(chk, f"{p.name}[{i}]", x)
                 norm[p.name], shapes[p.name] = vs, [x.shape for x in vs]
-            elif p.kind == "computation":
+            elif p.kind in ("computation", "callee"):
                 c = _comp(chk, p.name, v)
                 norm[p.name], shapes[p.name] = c, c.program_shape
             elif p.kind == "computations":
@@ -213,6 +213,8 @@ def emit_op(module: ir.Module, opdef: OpDef, args: dict, shape: Shape, values: d
     for p in opdef.attr_params:
         if args.get(p.name) is not None:
             attrs[p.name] = p.attr.to_attr(args[p.name])
+    for p in opdef.callee_params:
+        attrs[p.name] = ir.FlatSymbolRefAttr.get(import_computation(module, args[p.name]))
     seg = opdef.segment_attr(groups)
     if seg is not None:
         attrs["operandSegmentSizes"] = seg
@@ -222,12 +224,50 @@ def emit_op(module: ir.Module, opdef: OpDef, args: dict, shape: Shape, values: d
     op = ir.Operation.create(opdef.mlir_name, results=[shape.to_mlir()], operands=operands,
                              attributes=attrs, regions=len(comps))
     for region, comp in zip(op.regions, comps):
-        inline_computation(region, comp)
+        inline_computation(module, region, comp)
     return op.result
 
 
-def inline_computation(region: ir.Region, comp: Computation) -> None:
+def _symbol(comp: Computation) -> str:
+    base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in comp.name) or "computation"
+    return f"{base}_{comp.fingerprint()[:12]}"
+
+
+def _functions(module: ir.Module) -> set[str]:
+    return {ir.StringAttr(op.attributes["sym_name"]).value
+            for op in module.body.operations if op.operation.name == "func.func"}
+
+
+def _import_callees(module: ir.Module, comp: Computation) -> None:
+    """Copy the functions `comp` calls into `module` (content-named, so equal names are equal)."""
+    existing = _functions(module)
+    with ir.InsertionPoint(module.body):
+        for op in comp.module.body.operations:
+            op = op.operation
+            sym = ir.StringAttr(op.attributes["sym_name"]).value if op.name == "func.func" else None
+            if sym and sym != "main" and sym not in existing:
+                op.clone()
+                existing.add(sym)
+
+
+def import_computation(module: ir.Module, comp: Computation) -> str:
+    """Make `comp` a private function of `module` and return its symbol.  Functions are named
+    by their content hash, so a computation called twice (or from two places, or nested) is
+    one function, and merging the functions it calls in turn never clashes."""
+    name = _symbol(comp)
+    if name in _functions(module):
+        return name
+    _import_callees(module, comp)
+    with ir.InsertionPoint(module.body):
+        f = comp.main.clone()
+        f.attributes["sym_name"] = ir.StringAttr.get(name)
+        f.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    return name
+
+
+def inline_computation(module: ir.Module, region: ir.Region, comp: Computation) -> None:
     """Copy a computation's @main body into an op's region, ending in xla.return."""
+    _import_callees(module, comp)
     clone = comp.main.clone()
     block = clone.regions[0].blocks[0]
     block.append_to(region)

@@ -32,6 +32,11 @@ class _Interp:
             raise XlaError(f"no function @{name} in the module")
         return self.block(f.regions[0].blocks[0], args)
 
+    def function(self, name: str):
+        def run(*args):
+            return self.call(name, list(args))
+        return run
+
     def region(self, region: ir.Region):
         """A computation region as a Python callable.  With `batch=dims`, a scalar computation
         runs on arrays of shape `dims` at once (every value gains those leading dimensions)."""
@@ -64,6 +69,8 @@ class _Interp:
                 kw[p.name] = [env[x] for x in v] if p.variadic else env[v]
             elif p.is_region:
                 kw[p.name] = [self.region(r) for r in v] if p.variadic else self.region(v)
+            elif p.is_callee:
+                kw[p.name] = self.function(v)
             else:
                 kw[p.name] = v
         extra = {"interp": self} if getattr(opdef.reference, "wants_interp", False) else {}

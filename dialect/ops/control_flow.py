@@ -1,0 +1,213 @@
+"""Computations and control flow: Call, Map, While, Conditional, Sort."""
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from ..attrs import Bool, Int, Ints
+from ..core import Attr, Callee, Comp, Comps, OpDef, Operand, Operands, register
+from ..types import PRED, S32, Shape
+
+
+def _sig_params(chk, param, sig, want, what):
+    if len(sig.params) != len(want) or tuple(sig.params) != tuple(want):
+        chk.fail(param, f"must take parameters {list(want)}{what}", sig)
+
+
+# -- Call ------------------------------------------------------------------------------------
+def _call_infer(chk, computation, args):
+    _sig_params(chk, "args", computation, [a for a in args], f" of the computation {computation}")
+    return computation.result
+
+
+def _call_ref(computation, args, *, result):
+    return computation(*args)
+
+
+def _call_bind(computation, args=()):
+    """call(computation, args) or call(builder, computation, args) (args may be empty)."""
+    return {"computation": computation, "args": list(args) if isinstance(args, (list, tuple)) else [args]}
+
+
+register(OpDef("Call", (Callee("computation"), Operands("args")), _call_infer, _call_ref,
+               "control_flow", "Call", bind=_call_bind,
+               doc="invoke a computation with arguments (one shared function per computation)"))
+
+
+# -- Map -------------------------------------------------------------------------------------
+def _map_infer(chk, operands, computation, dimensions, static_operands=()):
+    if len(operands) < 1:
+        chk.fail("operands", "must have at least one array", [])
+    first = operands[0]
+    for i, s in enumerate(operands):
+        chk.array(f"operands[{i}]", s)
+        if s.dims != first.dims:
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({first})", s)
+    if list(dimensions) != list(range(first.rank)):
+        chk.fail("dimensions", f"must be every dimension in order, [0, {first.rank}) (XLA maps over all "
+                 "dimensions)", list(dimensions))
+    for i, s in enumerate(static_operands):
+        chk.scalar(f"static_operands[{i}]", s)
+    want = [Shape(s.element_type, ()) for s in operands] + list(static_operands)
+    _sig_params(chk, "computation", computation, want, "")
+    res = computation.result
+    if not res.is_array or res.rank != 0:
+        chk.fail("computation", "must return a scalar", computation)
+    return Shape(res.element_type, first.dims)
+
+
+def _map_ref(operands, computation, dimensions, static_operands=(), *, result):
+    return computation(*[np.asarray(x) for x in operands], *static_operands, batch=result.dims)
+
+
+def _map_bind(operands, computation, dimensions, static_operands=()):
+    return {"operands": operands, "computation": computation, "dimensions": dimensions,
+            "static_operands": list(static_operands)}
+
+
+register(OpDef("Map", (Operands("operands"), Comp("computation"), Attr("dimensions", Ints()),
+                       Operands("static_operands")),
+               _map_infer, _map_ref, "control_flow", "Map", bind=_map_bind,
+               doc="a scalar computation applied element-wise over N arrays (plus static scalar operands)"))
+
+
+# -- While -----------------------------------------------------------------------------------
+def _while_infer(chk, condition, body, init):
+    _sig_params(chk, "condition", condition, [init], f" (the type of init)")
+    if condition.result != Shape(PRED, ()):
+        chk.fail("condition", "must return a PRED scalar", condition)
+    _sig_params(chk, "body", body, [init], " (the type of init)")
+    if body.result != init:
+        chk.fail("body", f"must return the type of init ({init})", body)
+    return init
+
+
+def _while_ref(condition, body, init, *, result):
+    state = init
+    while bool(condition(state)):
+        state = body(state)
+    return state
+
+
+register(OpDef("While", (Comp("condition"), Comp("body"), Operand("init")),
+               _while_infer, _while_ref, "control_flow", "While",
+               doc="run body while condition holds, from init; returns the last state"))
+
+
+# -- Conditional -----------------------------------------------------------------------------
+def _cond_infer(chk, branch_index, branch_computations, branch_operands):
+    chk.scalar("branch_index", branch_index, (PRED, S32), "PRED or S32")
+    n = len(branch_computations)
+    if n < 1:
+        chk.fail("branch_computations", "must have at least one computation", [])
+    if branch_index.element_type == PRED and n != 2:
+        chk.fail("branch_computations", "must be two computations (true, false) for a PRED predicate", n)
+    if len(branch_operands) != n:
+        chk.fail("branch_operands", f"must have one operand per branch computation ({n})",
+                 len(branch_operands))
+    for i, (c, o) in enumerate(zip(branch_computations, branch_operands)):
+        _sig_params(chk, f"branch_computations[{i}]", c, [o], f" (the type of branch_operands[{i}])")
+    res = branch_computations[0].result
+    for i, c in enumerate(branch_computations):
+        if c.result != res:
+            chk.fail(f"branch_computations[{i}]", f"must return the type of branch_computations[0] ({res})", c)
+    return res
+
+
+def _cond_ref(branch_index, branch_computations, branch_operands, *, result):
+    n = len(branch_computations)
+    idx = np.asarray(branch_index)
+    if idx.dtype == np.bool_:
+        k = 0 if bool(idx) else 1            # (true_computation, false_computation)
+    else:
+        k = int(idx)
+        k = k if 0 <= k < n else n - 1       # out of range: the last branch
+    return branch_computations[k](branch_operands[k])
+
+
+def _cond_bind(*args, **kw):
+    """conditional(pred, true_operand, true_computation, false_operand, false_computation) or
+    conditional(branch_index, branch_computations, branch_operands)."""
+    if len(args) + len(kw) == 5:
+        names = ["pred", "true_operand", "true_computation", "false_operand", "false_computation"]
+        v = dict(zip(names, args))
+        v.update(kw)
+        missing = [n for n in names if n not in v]
+        if missing:
+            raise TypeError(f"missing {missing}")
+        return {"branch_index": v["pred"], "branch_computations": [v["true_computation"], v["false_computation"]],
+                "branch_operands": [v["true_operand"], v["false_operand"]]}
+    names = ["branch_index", "branch_computations", "branch_operands"]
+    v = dict(zip(names, args))
+    v.update(kw)
+    if set(v) != set(names):
+        raise TypeError("takes (pred, true_operand, true_computation, false_operand, false_computation) "
+                        "or (branch_index, branch_computations, branch_operands)")
+    return v
+
+
+register(OpDef("Conditional", (Operand("branch_index"), Comps("branch_computations"),
+                               Operands("branch_operands")),
+               _cond_infer, _cond_ref, "control_flow", "Conditional", bind=_cond_bind,
+               doc="run one branch computation chosen by a PRED (true, false) or an S32 index "
+                   "(out of range: the last)"))
+
+
+# -- Sort ------------------------------------------------------------------------------------
+def sort_dimension(chk, dimension: int, rank: int) -> int:
+    if not -rank <= dimension < rank:
+        chk.fail("dimension", f"must be a dimension of the operands' rank {rank}, in [-{rank}, {rank})", dimension)
+    return dimension % rank
+
+
+def _sort_infer(chk, operands, comparator, dimension=-1, is_stable=False):
+    if len(operands) < 1:
+        chk.fail("operands", "must have at least one array", [])
+    first = operands[0]
+    for i, s in enumerate(operands):
+        chk.array(f"operands[{i}]", s)
+        if s.dims != first.dims:
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({first})", s)
+    if first.rank == 0:
+        chk.fail("operands", "must have rank >= 1", first)
+    sort_dimension(chk, dimension, first.rank)
+    want = [Shape(s.element_type, ()) for s in operands for _ in (0, 1)]
+    _sig_params(chk, "comparator", comparator, want, " (two scalars per operand)")
+    if comparator.result != Shape(PRED, ()):
+        chk.fail("comparator", "must return a PRED scalar", comparator)
+    return first if len(operands) == 1 else Shape.tuple(operands)
+
+
+def _sort_ref(operands, comparator, dimension=-1, is_stable=False, *, result):
+    xs = [np.asarray(x) for x in operands]
+    d = dimension % xs[0].ndim
+    moved = [np.moveaxis(x, d, -1) for x in xs]
+    outs = [np.empty_like(m) for m in moved]
+    n = moved[0].shape[-1]
+    for idx in itertools.product(*[range(k) for k in moved[0].shape[:-1]]):
+        rows = [m[idx] for m in moved]
+
+        def less(i, j):
+            args = []
+            for r in rows:
+                args += [r[i], r[j]]
+            return bool(comparator(*args))
+
+        order = sorted(range(n), key=functools.cmp_to_key(
+            lambda i, j: -1 if less(i, j) else (1 if less(j, i) else 0)))
+        for o, r in zip(outs, rows):
+            o[idx] = r[order]
+    outs = [np.moveaxis(o, -1, d) for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _sort_bind(operands, comparator, dimension=-1, is_stable=False):
+    return {"operands": operands, "comparator": comparator, "dimension": dimension, "is_stable": is_stable}
+
+
+register(OpDef("Sort", (Operands("operands"), Comp("comparator"), Attr("dimension", Int(), -1),
+                        Attr("is_stable", Bool(), False)),
+               _sort_infer, _sort_ref, "control_flow", "Sort", bind=_sort_bind,
+               doc="sort operands together along a dimension by a comparator computation"))

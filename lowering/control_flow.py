@@ -1,0 +1,118 @@
+"""Lowering of Call, Map, While and Conditional (Sort lives in lowering/sort.py).
+
+While and Conditional move their computations' ops into scf.while / scf.if / scf.index_switch
+regions; the loop state and branch results travel as builtin-typed leaves (tuples flattened),
+so the state stays in SSA values across iterations."""
+from __future__ import annotations
+
+import xlair.dialect.ops  # noqa: F401
+from xlair.dialect.ir import arith, func, ir, scf
+from xlair.dialect.types import Shape
+
+from .registry import (affine_map, builtin_leaves, empty, extract_scalar, from_builtin_leaves, generic,
+                       index, lowers, splice_region, to_builtin)
+from .scalar import emit_region
+
+
+@lowers("xla.call")
+def lower_call(lw):
+    callee = lw.attr("computation")
+    args = lw.args["args"]
+    leaves = [v for a in args for v in builtin_leaves(a, Shape.from_mlir(a.type))]
+    out = lw.result_shape
+    call = func.CallOp([s.builtin_mlir() for s in out.leaves()], ir.FlatSymbolRefAttr.get(callee), leaves)
+    return from_builtin_leaves(list(call.results), out)
+
+
+@lowers("xla.map", scalar_regions=True)
+def lower_map(lw):
+    out = lw.result_shape
+    n = out.rank
+    ident = affine_map(n, list(range(n)))
+    operands = lw.value("operands")
+    statics = lw.value("static_operands")
+    maps = [ident] * len(operands) + [affine_map(n, [])] * len(statics)
+
+    def body(*scalars):
+        return emit_region(lw.args["computation"], list(scalars[:-1]), lw.op.name)
+    return generic(operands + statics, maps, [empty(out)], [ident], ["parallel"] * n, body)[0]
+
+
+class _Anchor:
+    """A placeholder op marking where spliced ops go; erased once the terminator exists."""
+
+    def __init__(self):
+        self.op = ir.Operation.create("xla.anchor")
+
+    def done(self):
+        self.op.erase()
+
+
+@lowers("xla.while")
+def lower_while(lw):
+    state_shape = lw.result_shape
+    inits = builtin_leaves(lw.args["init"], state_shape)
+    types = [v.type for v in inits]
+    w = scf.WhileOp(types, inits)
+    before = w.before.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        state = from_builtin_leaves(list(before.arguments), state_shape)
+        anchor = _Anchor()
+        (pred,) = splice_region(lw.args["condition"], [state], anchor.op)
+        scf.ConditionOp(extract_scalar(to_builtin(pred)), list(before.arguments))
+        anchor.done()
+    after = w.after.blocks.append(*types)
+    with ir.InsertionPoint(after):
+        state = from_builtin_leaves(list(after.arguments), state_shape)
+        anchor = _Anchor()
+        (new_state,) = splice_region(lw.args["body"], [state], anchor.op)
+        scf.YieldOp(builtin_leaves(new_state, state_shape))
+        anchor.done()
+    return from_builtin_leaves(list(w.results), state_shape)
+
+
+def _branch(block, region, operand, out: Shape):
+    """Fill an scf region's block with one branch computation applied to `operand`."""
+    with ir.InsertionPoint(block):
+        anchor = _Anchor()
+        (res,) = splice_region(region, [operand], anchor.op)
+        scf.YieldOp(builtin_leaves(res, out))
+        anchor.done()
+
+
+@lowers("xla.conditional")
+def lower_conditional(lw):
+    out = lw.result_shape
+    types = [s.builtin_mlir() for s in out.leaves()]
+    regions = lw.args["branch_computations"]
+    operands = lw.args["branch_operands"]
+    sel = extract_scalar(lw.value("branch_index"))
+    if lw.shape("branch_index").element_type.is_pred:        # (true, false)
+        op = scf.IfOp(sel, types, has_else=True)
+        _branch(op.then_block, regions[0], operands[0], out)
+        _branch(op.else_block, regions[1], operands[1], out)
+        return from_builtin_leaves(list(op.results), out)
+    if len(regions) == 1:                                    # the only branch always runs
+        anchor = _Anchor()
+        (res,) = splice_region(regions[0], [operands[0]], anchor.op)
+        anchor.done()
+        return res
+    # a chain of scf.if on `index == k` (IREE 3.13 mishandles scf.index_switch with tensor
+    # results); indices out of range fall through to the last branch
+    return from_builtin_leaves(_chain(sel, regions, operands, out, types, 0), out)
+
+
+def _chain(sel, regions, operands, out, types, k):
+    if k == len(regions) - 1:
+        return None
+    i32 = ir.IntegerType.get_signless(32)
+    is_k = arith.cmpi(arith.CmpIPredicate.eq, sel, arith.constant(i32, ir.IntegerAttr.get(i32, k)))
+    op = scf.IfOp(is_k, types, has_else=True)
+    _branch(op.then_block, regions[k], operands[k], out)
+    if k + 1 == len(regions) - 1:
+        _branch(op.else_block, regions[k + 1], operands[k + 1], out)
+    else:
+        with ir.InsertionPoint(op.else_block):
+            rest = _chain(sel, regions, operands, out, types, k + 1)
+            scf.YieldOp(rest)
+    return list(op.results)
