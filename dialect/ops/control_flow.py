@@ -18,7 +18,8 @@ def _sig_params(chk, param, sig, want, what):
 
 # -- Call ------------------------------------------------------------------------------------
 def _call_infer(chk, computation, args):
-    _sig_params(chk, "args", computation, [a for a in args], f" of the computation {computation}")
+    if tuple(args) != tuple(computation.params):
+        chk.fail("args", f"must match the parameters of the computation {computation}", list(args))
     return computation.result
 
 

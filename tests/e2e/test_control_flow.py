@@ -118,7 +118,7 @@ def test_call_with_tuples_and_no_arguments(covers, target):
                 Shape(S32, ()), Shape(F32, (2,)))
     y = np.array([1, 2], np.float32)
     check_example(c, [np.int32(3), y], ((y, np.int32(3)), np.float32(4)), target=target)
-    with pytest.raises(xla.XlaError, match="'xla.call' args must take parameters"):
+    with pytest.raises(xla.XlaError, match="'xla.call' args must match the parameters"):
         comp_of(lambda b, x: O.call(pair, [x]), Shape(S32, ()))
 
 

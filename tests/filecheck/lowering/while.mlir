@@ -1,0 +1,33 @@
+// RUN: xlair-opt %s -p xla-to-iree-input | filecheck %s
+
+// The tuple state travels as scf.while's iteration values, one per leaf.
+// CHECK-LABEL: func.func @main
+// CHECK: scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
+// CHECK: arith.cmpi slt
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: arith.addi
+// CHECK: arith.addf
+// CHECK: scf.yield
+// CHECK-NOT: xla.
+func.func @main(%v: tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>> {
+  %z = "xla.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %init = "xla.tuple"(%z, %v) : (tensor<i32>, tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>>
+  %r = "xla.while"(%init) ({
+  ^bb0(%s: tuple<tensor<i32>, tensor<4xf32>>):
+    %i = "xla.get_tuple_element"(%s) {index = 0 : i64} : (tuple<tensor<i32>, tensor<4xf32>>) -> tensor<i32>
+    %n = "xla.constant"() {value = dense<10> : tensor<i32>} : () -> tensor<i32>
+    %c = "xla.lt"(%i, %n) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "xla.return"(%c) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%s: tuple<tensor<i32>, tensor<4xf32>>):
+    %i = "xla.get_tuple_element"(%s) {index = 0 : i64} : (tuple<tensor<i32>, tensor<4xf32>>) -> tensor<i32>
+    %x = "xla.get_tuple_element"(%s) {index = 1 : i64} : (tuple<tensor<i32>, tensor<4xf32>>) -> tensor<4xf32>
+    %one = "xla.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %i2 = "xla.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %x2 = "xla.add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t = "xla.tuple"(%i2, %x2) : (tensor<i32>, tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>>
+    "xla.return"(%t) : (tuple<tensor<i32>, tensor<4xf32>>) -> ()
+  }) : (tuple<tensor<i32>, tensor<4xf32>>) -> tuple<tensor<i32>, tensor<4xf32>>
+  return %r : tuple<tensor<i32>, tensor<4xf32>>
+}
