@@ -11,7 +11,7 @@ from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_scalar
-from .reduction import pad_tensor, window_expr
+from .reduction import fitted_pads, pad_tensor, window_expr
 from .registry import affine_map, empty, fill, generic, lowers, reshape, scalar_const, value_of
 from .scalar import SCALAR
 from .shape import transpose
@@ -131,6 +131,9 @@ def lower_conv(lw):
     rhs = _convert(lw.value("rhs"), rhs_s, ct)
     lhs_s, rhs_s = lhs_s.with_type(ct), rhs_s.with_type(ct)
     isp, ksp, osp = list(dn.input_spatial_dimensions), list(dn.kernel_spatial_dimensions), list(dn.output_spatial_dimensions)
+    osz = [out.dims[d] for d in osp]
+    base = [lhs_s.dims[d] for d in isp]
+    pads = fitted_pads(base, pads, ld, osz, [rhs_s.dims[d] for d in ksp], st, rd)
     sp_pad = [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ld)]
     named = not ct.is_complex and 1 <= n <= 3
     if (named and fgc == 1 and bgc == 1 and [dn.input_batch_dimension, dn.input_feature_dimension] + isp == list(range(n + 2))
@@ -152,7 +155,6 @@ def lower_conv(lw):
     ws = Shape(ct, [rhs_s.dims[d] for d in rperm])
     N, C = xs.dims[0], xs.dims[-1]
     K, I, O = list(ws.dims[:n]), ws.dims[n], ws.dims[n + 1]
-    osz = [out.dims[d] for d in osp]
     cl_out = Shape(ct, [out.dims[dn.output_batch_dimension]] + osz + [O])   # [N', spatial..., O]
     res = None
     if named and bgc == 1 and fgc == 1:

@@ -95,6 +95,18 @@ def pad_tensor(x: ir.Value, src: Shape, triples, value: ir.Value) -> ir.Value:
     return insert_slice(x, result, offsets, strides)
 
 
+def fitted_pads(base, pads, base_dilations, out, window, strides, window_dilations) -> list:
+    """The (low, high) padding with `high` changed so the padded base ends where the last
+    window does: elements no window reads are cut away.  (IREE folds unit dimensions of a
+    windowed linalg op, after which a base longer than the windows reach fails its verifier;
+    exact extents also spare the reads.)"""
+    out_pads = []
+    for n, (lo, _hi), b, o, w, s, d in zip(base, pads, base_dilations, out, window, strides, window_dilations):
+        reach = (o - 1) * s + dilated(w, d)
+        out_pads.append((lo, reach - lo - dilated(n, b)))
+    return out_pads
+
+
 def window_expr(d_out: int, d_win: int, stride: int, dilation: int) -> ir.AffineExpr:
     """d_out * stride + d_win * dilation, as an affine expression of two loop dimensions."""
     o = ir.AffineDimExpr.get(d_out)
@@ -161,13 +173,14 @@ def lower_reduce_window(lw):
     wd, st, bd, wdl, pads = _window_params(lw, base)
     outs = lw.result_shape.leaves()
     out_dims = outs[0].dims
-    triples = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bd)]
-    padded = [pad_tensor(x, s, triples, v) for x, s, v in zip(xs, shapes, inits)]
-    pshape = [lo + dilated(n, b) + hi for n, (lo, hi), b in zip(base, pads, bd)]
     n_ops = len(xs)
     if 0 in out_dims:
         res = [fill(o, v) for o, v in zip(outs, inits)]
         return res[0] if n_ops == 1 else tuple_of(lw, res)
+    pads = fitted_pads(base, pads, bd, out_dims, wd, st, wdl)
+    triples = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bd)]
+    padded = [pad_tensor(x, s, triples, v) for x, s, v in zip(xs, shapes, inits)]
+    pshape = [lo + dilated(n, b) + hi for n, (lo, hi), b in zip(base, pads, bd)]
     region = lw.args["computation"]
     kind = binary_kind(region) if n_ops == 1 else None
     if kind is not None:
@@ -265,7 +278,8 @@ def lower_select_and_scatter(lw):
     strides_lin = [_prod(D[i + 1:]) for i in range(rank)]
 
     # 1. the selected element of every window, as a linear index into the operand (-1: none)
-    xp = pad_tensor(x, op_shape, [(lo, hi, 0) for lo, hi in pads], init)
+    fit = fitted_pads(D, pads, [1] * rank, S, wd, st, [1] * rank)
+    xp = pad_tensor(x, op_shape, [(lo, hi, 0) for lo, hi in fit], init)
     loops = 2 * rank
     in_map = affine_map(loops, [window_expr(i, rank + i, st[i], 1) for i in range(rank)])
     win_map = affine_map(loops, [rank + i for i in range(rank)])
