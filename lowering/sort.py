@@ -300,66 +300,105 @@ def radix_sort(lw, flat, shapes, rows, n, key_index, descending, total):
 # ----------------------------------------------------------------------------------------
 # merge sort kernel (any comparator)
 # ----------------------------------------------------------------------------------------
+RUN = 8     # rows are first sorted in runs of RUN elements by insertion sort
+
+
 def merge_sort(lw, flat, shapes, rows, n, region):
-    i32 = ir.IntegerType.get_signless(32)
-    perm_t = ir.RankedTensorType.get([rows, n], i32)
-    result_types = [v.type for v in flat] + [perm_t, perm_t]
+    """Stable bottom-up merge sort moving the operands' values themselves (sequential memory
+    access), after an insertion sort of short runs; the comparator is a private function of
+    the kernel, inlined by LLVM."""
     etypes = [s.element_type.builtin_type() for s in shapes]
+    k = len(flat)
+    result_types = [v.type for v in flat] + [v.type for v in flat] * 2
+    i1 = ir.IntegerType.get_signless(1)
 
     def body(ins, outs, kmod):
-        results, bufs = outs[:len(flat)], outs[len(flat):]
+        results, scratch = outs[:k], outs[k:]
+        bufs = [scratch[:k], scratch[k:]]
         cmp_name = f"cmp_{id(kmod) & 0xffffff:x}"
         with ir.InsertionPoint.at_block_begin(kmod.regions[0].blocks[0]):
-            ftype = ir.FunctionType.get([t for t in etypes for _ in (0, 1)], [ir.IntegerType.get_signless(1)])
+            ftype = ir.FunctionType.get([t for t in etypes for _ in (0, 1)], [i1])
             f = func.FuncOp(cmp_name, ftype, visibility="private")
             blk = f.add_entry_block()
             with ir.InsertionPoint(blk):
                 (c,) = emit_region(region, list(blk.arguments), lw.op.name)
                 func.ReturnOp([c])
+
+        def less(a, b):              # comparator(a, b) on tuples of operand values
+            args = [x for pair in zip(a, b) for x in pair]
+            return func.CallOp([i1], ir.FlatSymbolRefAttr.get(cmp_name), args).result
+
         row = workgroup_id(0)
         c0, c1, cn = idx(0), idx(1), idx(n)
-        def identity(i):
-            memref.store(arith.index_cast(i32, i), bufs[0], [row, i])
-        loop(c0, cn, c1, [], identity)
-        passes = max(0, _math.ceil(_math.log2(n))) if n > 1 else 0
-        last = idx(n - 1)
-        for p in range(passes):
-            src, dst = bufs[p % 2], bufs[(p + 1) % 2]
-            w = 1 << p
 
-            def run_pair(lo):
+        def load(mems, i):
+            return [memref.load(m, [row, i]) for m in mems]
+
+        def store(vals, mems, i):
+            for v, m in zip(vals, mems):
+                memref.store(v, m, [row, i])
+
+        def copy_in(i):
+            store(load(ins, i), bufs[0], i)
+        loop(c0, cn, c1, [], copy_in)
+
+        def sort_run(s):
+            e = arith.minui(arith.addi(s, idx(RUN)), cn)
+
+            def insert(i):
+                v = load(bufs[0], i)
+
+                def cond(j):
+                    prev = arith.subi(j, c1)
+                    safe = arith.maxui(prev, s)
+                    return arith.andi(arith.cmpi(CI.ugt, j, s), less(v, load(bufs[0], safe)))
+
+                def shift(j):
+                    prev = arith.subi(j, c1)
+                    store(load(bufs[0], prev), bufs[0], j)
+                    return [prev]
+                (j,) = while_loop([i], cond, shift)
+                store(v, bufs[0], j)
+            loop(arith.addi(s, c1), e, c1, [], insert)
+        loop(c0, cn, idx(RUN), [], sort_run)
+        widths = []
+        w = RUN
+        while w < n:
+            widths.append(w)
+            w *= 2
+        last = idx(n - 1)
+        src = bufs[0]
+        for p, w in enumerate(widths):
+            dst = results if p == len(widths) - 1 else bufs[(p + 1) % 2]
+
+            def run_pair(lo, src=src, dst=dst, w=w):
                 mid = arith.minui(arith.addi(lo, idx(w)), cn)
                 hi = arith.minui(arith.addi(lo, idx(2 * w)), cn)
+                lv0 = load(src, arith.minui(lo, last))
+                rv0 = load(src, arith.minui(mid, last))
 
-                def cond(i, j, k):
-                    return arith.cmpi(CI.ult, k, hi)
+                def cond(i, j, kk, *vals):
+                    return arith.cmpi(CI.ult, kk, hi)
 
-                def step(i, j, k):
-                    li = arith.minui(i, last)
-                    rj = arith.minui(j, last)
-                    pi = memref.load(src, [row, li])
-                    pj = memref.load(src, [row, rj])
-                    ii = arith.index_cast(ir.IndexType.get(), pi)
-                    jj = arith.index_cast(ir.IndexType.get(), pj)
-                    args = []
-                    for xin in ins:
-                        args += [memref.load(xin, [row, jj]), memref.load(xin, [row, ii])]
-                    right_first = func.CallOp([ir.IntegerType.get_signless(1)], ir.FlatSymbolRefAttr.get(cmp_name), args).result
+                def step(i, j, kk, *vals):
+                    lv, rv = list(vals[:k]), list(vals[k:])
                     left_done = arith.cmpi(CI.uge, i, mid)
                     right_ok = arith.cmpi(CI.ult, j, hi)
-                    take_r = arith.ori(left_done, arith.andi(right_ok, right_first))
-                    memref.store(arith.select(take_r, pj, pi), dst, [row, k])
+                    take_r = arith.ori(left_done, arith.andi(right_ok, less(rv, lv)))
+                    store([arith.select(take_r, r, l_) for r, l_ in zip(rv, lv)], dst, kk)
                     i2 = arith.select(take_r, i, arith.addi(i, c1))
                     j2 = arith.select(take_r, arith.addi(j, c1), j)
-                    return [i2, j2, arith.addi(k, c1)]
-                while_loop([lo, mid, lo], cond, step)
+                    nl = load(src, arith.minui(i2, last))
+                    nr = load(src, arith.minui(j2, last))
+                    lv2 = [arith.select(take_r, a, b) for a, b in zip(lv, nl)]
+                    rv2 = [arith.select(take_r, b, a) for a, b in zip(rv, nr)]
+                    return [i2, j2, arith.addi(kk, c1)] + lv2 + rv2
+                while_loop([lo, mid, lo] + lv0 + rv0, cond, step)
             loop(c0, cn, idx(2 * w), [], run_pair)
-        fin = bufs[passes % 2]
-
-        def write(i):
-            src_i = arith.index_cast(ir.IndexType.get(), memref.load(fin, [row, i]))
-            for xin, out in zip(ins, results):
-                memref.store(memref.load(xin, [row, src_i]), out, [row, i])
-        loop(c0, cn, c1, [], write)
+            src = dst
+        if not widths:
+            def copy_out(i):
+                store(load(bufs[0], i), results, i)
+            loop(c0, cn, c1, [], copy_out)
     res = dispatch(lw.op, "merge_sort", flat, result_types, [rows], body)
-    return res[:len(flat)]
+    return res[:k]
