@@ -222,7 +222,9 @@ def _gather_bind(operand, start_indices, *args, dimension_numbers=None, slice_si
                 slice_sizes = v
             else:
                 if fields[n] is not None:
-                    raise TypeError(f"{n} given twice")
+                    raise TypeError(f"{n} given twice (a sequence in the third position starts the spec's form "
+                                    "offset_dims, collapsed_slice_dims, slice_sizes, start_index_map; give "
+                                    "slice_sizes= by keyword)")
                 fields[n] = v
         args = ()
     rest = ("dimension_numbers", "slice_sizes", "indices_are_sorted", "unique_indices")
