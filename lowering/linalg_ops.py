@@ -184,33 +184,39 @@ def _dyn_slice(src, offsets, sizes, result_dims) -> ir.Value:
     return tensor.ExtractSliceOp(t, src, vals, [], [], static, list(sizes), [1] * len(sizes)).result
 
 
-def _matmul(a, b) -> ir.Value:
-    """[B, M, K] x [B, K, N] -> [B, M, N] with linalg.matmul / batch_matmul.  Complex products are
-    one contraction generic accumulating planar (re, im) results: IREE's data tiling miscompiles
-    complex values built from the results of real matmuls (it propagates the matmul encoding
-    onto the complex tensor), and IREE cannot fill a complex<f64> tensor (no i128 splat)."""
+def _matmul(a, b, acc=None) -> ir.Value:
+    """acc + a x b for [B, M, K] x [B, K, N] (acc [B, M, N], zero when None), with linalg.matmul /
+    batch_matmul from a zero-filled init and an element-wise consumer adding acc: IREE's CPU
+    backend packs a non-fill init inside the matmul's dispatch and then exceeds its 32 KB stack
+    limit for panel-shaped matmuls.  Complex products are one contraction generic
+    accumulating planar (re, im) results: IREE's data tiling miscompiles complex values built
+    from the results of real matmuls (it propagates the matmul encoding onto the complex
+    tensor), and IREE cannot fill a complex<f64> tensor (no i128 splat)."""
     et = _etype(a)
+    B, M, K = _dims(a)
+    N = _dims(b)[2]
     if _is_complex(et):
-        B, M, K = _dims(a)
-        N = _dims(b)[2]
         ft = _component(et)
         omap = _map(4, [0, 1, 2])
+        inits = _split(acc) if acc is not None else (_zeros([B, M, N], ft), _zeros([B, M, N], ft))
 
         def body(x, y, acc_r, acc_i):
             p = _mul(x, y)
             return [arith.addf(acc_r, _re(p)), arith.addf(acc_i, _im(p))]
-        re, im = generic([a, b], [_map(4, [0, 1, 3]), _map(4, [0, 3, 2])],
-                         [_zeros([B, M, N], ft), _zeros([B, M, N], ft)], [omap, omap],
+        re, im = generic([a, b], [_map(4, [0, 1, 3]), _map(4, [0, 3, 2])], list(inits), [omap, omap],
                          ["parallel"] * 3 + ["reduction"], body)
         return _join(re, im, et)
-    B, M, K = _dims(a)
-    N = _dims(b)[2]
-    if B == 1:
-        init = _zeros([M, N], et)
-        r = value_of(linalg.matmul(reshape(a, [M, K]), reshape(b, [K, N]), outs=[init]))
-        return reshape(r, [1, M, N])
-    init = _zeros([B, M, N], et)
-    return value_of(linalg.batch_matmul(a, b, outs=[init]))
+    r = value_of(linalg.batch_matmul(a, b, outs=[_zeros([B, M, N], et)]))
+    if acc is None:
+        return r
+    return _ew([acc, r], [_ident(3)] * 2, [B, M, N], et, lambda x, y, _o: arith.addf(x, y))[0]
+
+
+def _neg(x) -> ir.Value:
+    d = _dims(x)
+    et = _etype(x)
+    neg = (lambda v: _mk(et, arith.negf(_re(v)), arith.negf(_im(v)))) if _is_complex(et) else arith.negf
+    return _ew([x], [_ident(len(d))], d, et, lambda v, _o: neg(v))[0]
 
 
 def _adjoint(x) -> ir.Value:
@@ -351,7 +357,7 @@ def lower_batch_norm_grad(lw):
 # ----------------------------------------------------------------------------------------
 # Cholesky
 # ----------------------------------------------------------------------------------------
-CHOLESKY_BLOCK = 32
+CHOLESKY_BLOCK = 64
 
 
 def _lower_triangle_of(x, lower: bool) -> ir.Value:
@@ -390,7 +396,8 @@ def _panel_factor(p) -> ir.Value:
             col_v = arith.select(arith.cmpi(CI.uge, i, j), scaled, v)
             upd = _sub(v, _div_real(_mul(ci, _conj(cc)), d))
             trailing = arith.andi(arith.cmpi(CI.ugt, c, j), arith.cmpi(CI.uge, i, c))
-            return arith.select(on_col, col_v, arith.select(trailing, upd, v))
+            upper = arith.cmpi(CI.ult, i, c)
+            return arith.select(upper, _zero(et), arith.select(on_col, col_v, arith.select(trailing, upd, v)))
         out = _ew([cur, col, top, piv], [_ident(3), _map(3, [0, 1]), _map(3, [0, 2]), _map(3, [0])],
                   [B, m, w], et, body)[0]
         return [out]
@@ -398,8 +405,37 @@ def _panel_factor(p) -> ir.Value:
     return _for(0, w, [p], step)[0]
 
 
+def _dyn_insert(src, dst, offsets) -> ir.Value:
+    """tensor.insert_slice of all of src into dst at offsets (ints or index values)."""
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    vals = [o for o in offsets if not isinstance(o, int)]
+    static = [o if isinstance(o, int) else dyn for o in offsets]
+    sizes = _dims(src)
+    return tensor.InsertSliceOp(src, dst, vals, [], [], static, sizes, [1] * len(sizes)).result
+
+
+def _pad_identity(x, N: int) -> ir.Value:
+    """[B, n, n] -> [B, N, N] with the identity on the added diagonal (read by tensor.extract:
+    no constant fill, which IREE cannot make of complex<f64>)."""
+    B, n, _ = _dims(x)
+    et = _etype(x)
+
+    def body(_o):
+        b, i, j = _idx(0), _idx(1), _idx(2)
+        last = index(n - 1)
+        inside = arith.andi(arith.cmpi(CI.ult, i, index(n)), arith.cmpi(CI.ult, j, index(n)))
+        v = tensor.extract(x, [b, arith.minui(i, last), arith.minui(j, last)])
+        one = _from_real(et, _fconst(_component(et), 1.0))
+        return arith.select(inside, v, arith.select(arith.cmpi(CI.eq, i, j), one, _zero(et)))
+    return _ew([], [], [B, N, N], et, body)[0]
+
+
 def cholesky_lower(a, block: int = CHOLESKY_BLOCK) -> ir.Value:
-    """Lower Cholesky factor of [B, n, n] holding the lower triangle (upper one zero)."""
+    """Lower Cholesky factor of [B, n, n] holding the lower triangle (upper one zero).
+
+    Left-looking, block columns unrolled (static shapes: an scf.for over blocks with dynamic
+    offsets trips IREE's stream partitioning): block column k0 is updated by one matmul with
+    the columns already factored, then factored by an scf.for of column steps."""
     B, n, _ = _dims(a)
     L = a
     for k0 in range(0, n, block):
@@ -409,12 +445,10 @@ def cholesky_lower(a, block: int = CHOLESKY_BLOCK) -> ir.Value:
         if k0 > 0:
             left = extract_slice(L, [0, k0, 0], [B, m, k0])
             top = extract_slice(L, [0, k0, 0], [B, kb, k0])
-            prod = _matmul(left, _adjoint(top))
-            panel = _ew([panel, prod], [_ident(3)] * 2, [B, m, kb], _etype(a),
-                        lambda p_, q, _o: arith.select(arith.cmpi(CI.uge, _idx(1), _idx(2)), _sub(p_, q), p_))[0]
+            # entries above the diagonal block's diagonal change too; the panel steps zero them
+            panel = _matmul(_neg(left), _adjoint(top), acc=panel)
         panel = _panel_factor(panel)
         L = insert_slice(panel, L, [0, k0, k0])
-    # the strictly upper triangle of the panels' diagonal blocks stays as masked (zero)
     return L
 
 
@@ -533,7 +567,7 @@ def solve_lower(L, Bm, nb: int = TRSOLVE_BLOCK) -> ir.Value:
         if r0 > 0:
             Lrow = extract_slice(L, [0, r0, 0], [Bt, size, r0])
             Xtop = extract_slice(X, [0, 0, 0], [Bt, r0, k])
-            R = _ew([R, _matmul(Lrow, Xtop)], [_ident(3)] * 2, [Bt, size, k], et, lambda r, p, _o: _sub(r, p))[0]
+            R = _matmul(_neg(Lrow), Xtop, acc=R)
         if b < full:
             Ib = reshape(extract_slice(inv_full, [0, b, 0, 0], [Bt, 1, nb, nb]), [Bt, nb, nb])
         else:
