@@ -1,3 +1,3 @@
 """Imports every family of lowering patterns (files mirror dialect/ops/)."""
-from . import contraction, control_flow, elementwise, indexing, reduction, shape, sort  # noqa: F401
+from . import contraction, control_flow, dynamic, elementwise, indexing, reduction, shape, sort  # noqa: F401
 from . import linalg_ops, random  # noqa: F401  (numerics: issue 5)

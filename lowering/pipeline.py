@@ -157,8 +157,16 @@ def leftover_xla_ops(module: ir.Module) -> list[ir.Operation]:
     return found
 
 
+@register_pass("xla-dynamic-sizes")
+def dynamic_sizes(module: ir.Module) -> None:
+    """Follow dynamic dimension sizes: mask reductions, resolve GetDimensionSize."""
+    from .dynamic import dynamic_sizes as run_dynamic
+    run_dynamic(module)
+
+
 @register_pass("xla-to-linalg")
 def to_linalg(module: ir.Module) -> None:
+    dynamic_sizes(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
     _simplify_patterns(ps)

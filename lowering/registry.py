@@ -325,3 +325,12 @@ def splice_region(region: ir.Region, args, anchor: ir.Operation) -> list[ir.Valu
     for op in ops[:-1]:
         op.move_before(anchor)
     return list(ret.operands)
+
+
+def xla_op(name: str, operands, result: Shape, **attrs) -> ir.Value:
+    """Create an xla op (for xla-to-xla rewrites); attributes are encoded by the op's record."""
+    opdef = lookup("xla." + name)
+    attributes = {p.name: p.attr.to_attr(attrs[p.name]) for p in opdef.attr_params
+                  if attrs.get(p.name) is not None}
+    return ir.Operation.create(opdef.mlir_name, results=[result.to_mlir()], operands=list(operands),
+                               attributes=attributes).result

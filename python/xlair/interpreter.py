@@ -46,16 +46,17 @@ class _Interp:
 
     def block(self, block: ir.Block, args, batch=()):
         env = {a: v for a, v in zip(block.arguments, args)}
+        dyn: dict = {}            # value -> {dimension: dynamic size} (dialect/ops/dynamic.py)
         for op in block.operations:
             op = op.operation
             name = op.name
             if name in (RETURN, "func.return"):
                 outs = [env[v] for v in op.operands]
                 return outs[0] if len(outs) == 1 else tuple(outs)
-            env[op.results[0]] = self.op(op, env, batch)
+            env[op.results[0]] = self.op(op, env, batch, dyn)
         raise XlaError("block has no terminator")
 
-    def op(self, op: ir.Operation, env, batch=()):
+    def op(self, op: ir.Operation, env, batch=(), dyn=None):
         opdef = lookup(op.name)
         if opdef is None:
             raise XlaError(f"the interpreter does not know '{op.name}'", location=location_str(op.location))
@@ -76,10 +77,72 @@ class _Interp:
         extra = {"interp": self} if getattr(opdef.reference, "wants_interp", False) else {}
         result = _batched(Shape.from_mlir(op.results[0].type), batch)
         try:
+            if dyn is not None:
+                special = _dynamic(opdef, op, args, kw, dyn)
+                if special is not None:
+                    return _conform(special, result)
             out = opdef.reference(**kw, result=result, **extra)
         except XlaError as e:
             raise e.at(location_str(op.location)) from None
         return _conform(out, result)
+
+
+class _IntSizes:
+    @staticmethod
+    def clamp_sub(size, start, bound):
+        return min(max(size - start, 0), bound)
+
+
+def _dynamic(opdef, op, args, kw, dyn):
+    """Apply the dynamic-size facts of dialect/ops/dynamic.py around an op's reference.  Records
+    the result's dynamic sizes in `dyn`; returns a value when it replaces the reference's."""
+    from xlair.dialect.ops.dynamic import DynamicError, propagate
+    res = op.results[0]
+    name = opdef.name
+    if name == "set_dimension_size":
+        d = dict(dyn.get(args["operand"], {}))
+        bound = Shape.from_mlir(args["operand"].type).dims[args["dimension"]]
+        d[args["dimension"]] = min(max(int(kw["size"]), 0), bound)
+        dyn[res] = d
+        return None
+    if name == "get_dimension_size":
+        d = dyn.get(args["operand"], {})
+        return np.int32(d[args["dimension"]]) if args["dimension"] in d else None
+    operand_dyn = {p.name: dyn.get(args[p.name]) for p in opdef.operand_params if not p.variadic}
+    if name == "reduce":
+        dims = args["dimensions"]
+        ops = args["operands"]
+        ds = [dyn.get(v, {}) for v in ops]
+        if any(ds):
+            masked = []
+            for x, init, d in zip(kw["operands"], kw["init_values"], ds):
+                x = np.array(x, copy=True)
+                for dim, size in d.items():
+                    if dim in dims:
+                        index = [slice(None)] * x.ndim
+                        index[dim] = slice(size, None)
+                        x[tuple(index)] = init
+                masked.append(x)
+            kw["operands"] = masked
+            kept = [i for i in range(Shape.from_mlir(ops[0].type).rank) if i not in dims]
+            d0 = {kept.index(dim): size for dim, size in ds[0].items() if dim in kept}
+            if d0:
+                dyn[res] = d0
+        return None
+    if any(operand_dyn.values()) or any(dyn.get(v) for p in opdef.operand_params if p.variadic
+                                        for v in args[p.name]):
+        if any(dyn.get(v) for p in opdef.operand_params if p.variadic for v in args[p.name]):
+            raise XlaError(f"'{op.name}' operands must not have a dynamic dimension (set by "
+                           "xla.set_dimension_size); this op does not support dynamic sizes")
+        shapes = {p.name: Shape.from_mlir(args[p.name].type) for p in opdef.operand_params}
+        shapes["result"] = Shape.from_mlir(res.type)
+        try:
+            out = propagate(opdef, args, operand_dyn, shapes, _IntSizes)
+        except DynamicError as e:
+            raise XlaError(f"'{op.name}' {e.args[0]} {e.args[1]}") from None
+        if out:
+            dyn[res] = out
+    return None
 
 
 def _batched(shape: Shape, batch) -> Shape:

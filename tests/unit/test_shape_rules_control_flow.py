@@ -1,4 +1,4 @@
-"""Constraints of Call, Map, While, Conditional, Sort and ReducePrecision."""
+"""Constraints of Call, Map, While, Conditional, Sort, ReducePrecision and the dynamic-size ops."""
 import numpy as np
 import pytest
 
@@ -57,6 +57,10 @@ CASES = [
     ("sort", lambda b, p: O.sort([p["f"], p["f"]], LT), "'xla.sort' comparator must take parameters [f32[], f32[], f32[], f32[]]"),
     ("sort", lambda b, p: O.sort([p["s"]], LT), "'xla.sort' operands must have rank >= 1"),
     ("sort", lambda b, p: O.sort([p["f"]], LT, 0, "yes"), "'xla.sort' is_stable must be a bool"),
+    ("get_dimension_size", lambda b, p: O.get_dimension_size(p["f"], 1), "'xla.get_dimension_size' dimension must be dimensions of the operand's rank 1"),
+    ("get_dimension_size", lambda b, p: O.get_dimension_size(p["t"], 0), "'xla.get_dimension_size' operand must be an array"),
+    ("set_dimension_size", lambda b, p: O.set_dimension_size(p["f"], p["s"], 0), "'xla.set_dimension_size' size must have integer (S32) element type"),
+    ("set_dimension_size", lambda b, p: O.set_dimension_size(p["f"], p["i"], 2), "'xla.set_dimension_size' dimension must be dimensions of the operand's rank 1"),
     ("reduce_precision", lambda b, p: O.reduce_precision(p["i"], 5, 10), "'xla.reduce_precision' operand must have floating-point element type"),
     ("reduce_precision", lambda b, p: O.reduce_precision(p["f"], 0, 10), "'xla.reduce_precision' exponent_bits must be at least 1"),
     ("reduce_precision", lambda b, p: O.reduce_precision(p["f"], 5, -1), "'xla.reduce_precision' mantissa_bits must not be negative"),
