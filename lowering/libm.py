@@ -4,8 +4,8 @@ tan, tanh, cbrt, atan, atan2), written as arith code.
 The pipeline lowers complex arithmetic to real arithmetic first
 (`convert-complex-to-standard`), so these patterns also serve c128.  The coefficients are
 the Taylor series of sin, cos and atan, truncated where the next term is below 2^-60 on the
-reduced interval; the reduction of sin/cos/tan subtracts multiples of pi/2 split in three
-parts (Cody and Waite), exact for |x| < 2^20 and still a few ulp for |x| < 2^52.
+reduced interval; the reduction of sin/cos/tan subtracts multiples of pi/2 split in six
+parts of 20 bits (Cody and Waite), exact for |x| < 2^33; beyond, these give NaN.
 """
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ getcontext().prec = 60
 _PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628")
 
 
-def _split(value: Decimal, bits: int):
-    """value = a + b + c with a and b of `bits` significant bits (so k * a is exact)."""
+def _split(value: Decimal, bits: int, n: int):
+    """value = p_1 + ... + p_n, the first n-1 parts of `bits` significant bits (so k * p_i is
+    exact for |k| < 2**(53 - bits)), the last the rounded rest."""
     parts, rest = [], value
-    for _ in range(2):
+    for _ in range(n - 1):
         f = float(rest)
         scale = 2.0 ** (bits - frexp(f)[1])
         a = round(f * scale) / scale
@@ -34,7 +35,8 @@ def _split(value: Decimal, bits: int):
     return parts
 
 
-PIO2 = _split(_PI / 2, 33)
+PIO2 = _split(_PI / 2, 20, 6)      # exact reduction for |k| < 2**33
+REDUCE_LIMIT = 2.0 ** 33           # sin/cos/tan give NaN beyond (no Payne-Hanek reduction yet)
 TWO_OVER_PI = float(2 / _PI)
 PI, PI_2, PI_4 = float(_PI), float(_PI / 2), float(_PI / 4)
 TAN_PI_8 = float(Decimal(2).sqrt() - 1)
@@ -66,12 +68,12 @@ def _sign_bit(x):
 def _reduce_pio2(x):
     """(r, q): x = k*pi/2 + r, |r| <= pi/4, q = k mod 4 (i64).  Non-finite or huge x give r = 0."""
     i64 = ir.IntegerType.get_signless(64)
-    finite = arith.cmpf(CF.OLT, math.absf(x), c(2.0 ** 52))
+    finite = arith.cmpf(CF.OLT, math.absf(x), c(REDUCE_LIMIT))
     xs = arith.select(finite, x, c(0.0))
     k = math.roundeven(arith.mulf(xs, c(TWO_OVER_PI)))
-    r = arith.subf(xs, arith.mulf(k, c(PIO2[0])))
-    r = arith.subf(r, arith.mulf(k, c(PIO2[1])))
-    r = arith.subf(r, arith.mulf(k, c(PIO2[2])))
+    r = xs
+    for part in PIO2:
+        r = arith.subf(r, arith.mulf(k, c(part)))
     q = arith.andi(arith.fptosi(i64, k), arith.constant(i64, ir.IntegerAttr.get(i64, 3)))
     return r, q, finite
 
