@@ -289,6 +289,14 @@ def _uniform01(word, bits: int, ft):
     return arith.mulf(f, arith.constant(ft, ir.FloatAttr.get(ft, 2.0 ** -mant)))
 
 
+def _order_key(x):
+    """A signed integer ordered as the float x (XLA's total order)."""
+    bits = x.type.width
+    i = arith.bitcast(_i(bits), x)
+    sign = arith.shrsi(i, _c(bits, bits - 1))
+    return arith.xori(i, arith.andi(sign, _c(bits, (1 << (bits - 1)) - 1)))
+
+
 @lowers("xla.rng_uniform")
 def lower_rng_uniform(lw):
     out = lw.result_shape
@@ -318,9 +326,14 @@ def lower_rng_uniform(lw):
             aw = a if et == ct else arith.extf(ft, a)
             bw = b if et == ct else arith.extf(ft, b)
             v = arith.addf(aw, arith.mulf(u, arith.subf(bw, aw)))
-            v = v if et == ct else arith.truncf(et.builtin_type(), v)
-            ok = arith.ori(arith.cmpf(CF.OLT, v, b), arith.cmpf(CF.OLE, b, a))
-            return arith.select(ok, v, a)
+            if et == ct:
+                ok = arith.ori(arith.cmpf(CF.OLT, v, bw), arith.cmpf(CF.OLE, bw, aw))
+                return arith.select(ok, v, aw)
+            # a value that rounds up to b in the narrow type becomes a; compared on the bits
+            # (total order) since IREE evaluates f16/bf16 comparisons in f32 before rounding
+            t = arith.truncf(et.builtin_type(), v)
+            ok = arith.ori(arith.cmpi(CI.slt, _order_key(t), _order_key(b)), arith.cmpf(CF.OLE, bw, aw))
+            return arith.select(ok, t, a)
     elif et.is_pred:
         def element(pos):
             return a                       # [a, b) holds only a (or is empty)

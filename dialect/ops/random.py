@@ -61,9 +61,10 @@ def _uniform_ref(a, b, shape, *, result):
     et = result.element_type
     if et.is_float:
         lo, hi = float(a), float(b)
-        u = _HOST_RNG.random(result.dims)
-        v = np.where(hi > lo, lo + (hi - lo) * u, lo)
-        return np.minimum(v.astype(result.dtype), np.asarray(max(hi, lo), result.dtype)) if hi > lo else v.astype(result.dtype)
+        if not hi > lo:
+            return np.full(result.dims, lo, dtype=result.dtype)
+        v = (lo + (hi - lo) * _HOST_RNG.random(result.dims)).astype(result.dtype)
+        return np.where(v < np.asarray(hi, result.dtype), v, np.asarray(lo, result.dtype))
     lo, hi = int(a), int(b)
     if hi <= lo + 1:
         return np.full(result.dims, lo, dtype=result.dtype)
