@@ -283,3 +283,22 @@ def test_scatter_lowers_to_linalg_ext():
     O.scatter(x, i, u, scalar_computation("add", F32), SDN((1,), (0,), (0,), 1))
     text = str(lower(b.build()))
     assert "iree_linalg_ext.scatter" in text and "unique_indices(false)" in text
+
+
+def test_gather_scatter_feeding_transposes(covers, target):
+    """Results of Gather and Scatter used by transposes and element-wise ops (IREE 3.13 cannot
+    fuse a gather with a transposing consumer: the lowering keeps them apart)."""
+    covers.add(target, "xla.gather", "xla.scatter")
+    rng = np.random.default_rng(63)
+    b = xla.Builder("gather_scatter_chain")
+    x = b.parameter(0, Shape(F32, (50, 8)))
+    i = b.parameter(1, Shape(S32, (6, 1)))
+    g = O.gather(x, i, GDN((1,), (0,), (0,), 1), [1, 8])
+    t = O.transpose(O.add(g, g), [1, 0])
+    s = O.scatter(x, i, O.transpose(t, [1, 0]), scalar_computation("add", F32), SDN((1,), (0,), (0,), 1))
+    w = O.gather(x, O.reshape(i, [3, 2]), GDN((1, 2), (), (0, 1), 1), [2, 4])      # [3, 2, 4]
+    O.tuple(b, [t, O.transpose(s, [1, 0]), O.transpose(w, [2, 0, 1])])
+    xs = rng.uniform(-1, 1, (50, 8)).astype(np.float32)
+    idx = rng.integers(0, 50, (6, 1)).astype(np.int32)
+    got = run_and_compare(b.build(), xs, idx, target=target)
+    np.testing.assert_array_equal(got[0], (xs[idx[:, 0]] * 2).T)
