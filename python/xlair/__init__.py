@@ -20,5 +20,7 @@ from .compile import compile  # noqa: F401
 from .computation import Computation  # noqa: F401
 from .interpreter import interpret  # noqa: F401
 from .runtime import Executable, load  # noqa: F401
+from .stablehlo import from_stablehlo  # noqa: F401
+from .jax_bridge import from_jax, jit  # noqa: F401  (JAX itself is imported only when called)
 
 __version__ = "0.1.0"

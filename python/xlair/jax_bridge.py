@@ -1,0 +1,125 @@
+"""JAX functions on xlair: JAX lowers them to StableHLO, xlair imports and compiles that.
+
+    import jax.numpy as jnp, xlair
+    comp = xlair.from_jax(lambda x, y: jnp.sin(x) @ y, x, y)    # an xla Computation
+    f = xlair.jit(lambda x, y: jnp.sin(x) @ y)                  # compiled per argument signature
+    f(x, y)                                                     # numpy arrays in, numpy (pytree) out
+
+JAX is an optional extra (`pip install 'xlair[jax]'`); it is imported when these functions are
+called, never when xlair is imported.  The function is lowered with `jax.jit(fn,
+keep_unused=True).lower(*args)`, so every argument leaf is a parameter of the computation in
+pytree order; arguments are converted to the dtypes JAX lowered them with (without
+`jax_enable_x64`, float64 becomes float32 as in JAX).  What JAX lowers to ops xlair lacks
+(e.g. `custom_call`s to LAPACK) raises `xlair.stablehlo.Unsupported`.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from xlair.dialect.checks import XlaError
+
+from .computation import Computation
+from .stablehlo import from_stablehlo
+
+
+def _jax():
+    try:
+        import jax
+    except ImportError:
+        raise XlaError("xlair.from_jax and xlair.jit need JAX: pip install 'xlair[jax]'") from None
+    return jax
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def lower(fn, *args, static_argnums=(), **kwargs):
+    """JAX's `Lowered` object of `fn` at these arguments (all argument leaves kept)."""
+    jax = _jax()
+    if not callable(fn):
+        raise XlaError(f"from_jax takes a function; got {type(fn).__name__}")
+    try:
+        return jax.jit(fn, keep_unused=True, static_argnums=static_argnums).lower(*args, **kwargs)
+    except XlaError:
+        raise
+    except Exception as e:          # noqa: BLE001  (JAX's own errors: tracing, shapes, types)
+        raise XlaError(f"JAX could not lower {_name(fn)}: {type(e).__name__}: {e}") from None
+
+
+def from_jax(fn, *example_args, static_argnums=(), **example_kwargs) -> Computation:
+    """The xla Computation of a JAX function at example arguments (arrays or
+    `jax.ShapeDtypeStruct`s); its parameters are the arguments' leaves in pytree order and its
+    result the output leaves (a tuple when there are several)."""
+    lowered = lower(fn, *example_args, static_argnums=static_argnums, **example_kwargs)
+    comp = from_stablehlo(lowered.as_text())
+    comp.name = _name(fn)
+    return comp
+
+
+class Jitted:
+    """`xlair.jit(fn)`: call it like `fn`; each new signature (pytree structure, shapes, dtypes,
+    static arguments) is lowered by JAX, imported and compiled once (and the artifact is kept
+    in xlair's on-disk compile cache)."""
+
+    def __init__(self, fn, target: str = "cpu", static_argnums=(), **compile_options):
+        if not callable(fn):
+            raise XlaError(f"xlair.jit takes a function; got {type(fn).__name__}")
+        self.fn, self.target = fn, target
+        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self.compile_options = compile_options
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+        self.__name__ = _name(fn)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def _split(self, args):
+        n = len(args)
+        static = {i % n if n else i for i in self.static_argnums}
+        return [a for i, a in enumerate(args) if i not in static], tuple(
+            (i, args[i]) for i in sorted(static) if i < n)
+
+    def __call__(self, *args, **kwargs):
+        jax = _jax()
+        dynamic, static = self._split(args)
+        leaves, tree = jax.tree_util.tree_flatten((dynamic, kwargs))
+        key = (tree, static, tuple((np.shape(x), _dtype(x)) for x in leaves))
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is None:
+                entry = self._cache[key] = self._compile(args, kwargs)
+        exe, dtypes, out_tree = entry
+        flat = [np.asarray(x, dtype=dt) for x, dt in zip(leaves, dtypes)]
+        out = exe(*flat)
+        outs = list(out) if out_tree.num_leaves > 1 else [out]
+        return jax.tree_util.tree_unflatten(out_tree, outs)
+
+    def _compile(self, args, kwargs):
+        from .compile import compile as xla_compile
+        jax = _jax()
+        lowered = lower(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
+        if lowered.out_tree.num_leaves == 0:
+            raise XlaError(f"{self.__name__} returns no array; an XLA computation returns one or more")
+        comp = from_stablehlo(lowered.as_text())
+        comp.name = self.__name__
+        exe = xla_compile(comp, target=self.target, **self.compile_options)
+        dtypes = [np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.in_avals)]
+        return exe, dtypes, lowered.out_tree
+
+    def lower(self, *args, **kwargs) -> Computation:
+        """The xla Computation for these arguments (without compiling it)."""
+        return from_jax(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
+
+
+def _dtype(x):
+    dt = getattr(x, "dtype", None)
+    return str(np.dtype(dt)) if dt is not None else type(x).__name__
+
+
+def jit(fn=None, *, target: str = "cpu", static_argnums=(), **compile_options):
+    """Compile a JAX function with xlair: `xlair.jit(fn)` or `@xlair.jit(target="cpu")`."""
+    if fn is None:
+        return lambda f: Jitted(f, target, static_argnums, **compile_options)
+    return Jitted(fn, target, static_argnums, **compile_options)

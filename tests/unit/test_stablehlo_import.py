@@ -1,0 +1,436 @@
+"""The StableHLO importer (python/xlair/stablehlo.py): what each StableHLO construct becomes,
+its values (through the reference interpreter, and compiled for the structured ops), and the
+errors for what xlair has no counterpart for."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair.stablehlo import SUPPORTED, Unsupported, from_stablehlo
+
+
+def run(text, *args, entry=None, compiled=False):
+    comp = from_stablehlo(text, entry=entry)
+    if compiled:
+        return xla.compile(comp)(*args)
+    return xla.interpret(comp, *args)
+
+
+def body(text: str) -> str:
+    """The func body of an imported module, as text (for checking which xla ops it uses)."""
+    return str(from_stablehlo(text))
+
+
+# ----------------------------------------------------------------------------------------
+# simple ops (a table on each side): values through the interpreter
+# ----------------------------------------------------------------------------------------
+UNARY_CASES = [
+    ("abs", np.array([-1.5, 2.0], np.float32), np.array([1.5, 2.0], np.float32)),
+    ("cosine", np.array([0.0], np.float32), np.array([1.0], np.float32)),
+    ("count_leading_zeros", np.array([1, 0], np.int32), np.array([31, 32], np.int32)),
+    ("exponential_minus_one", np.array([0.0], np.float64), np.array([0.0])),
+    ("log_plus_one", np.array([0.0], np.float64), np.array([0.0])),
+    ("negate", np.array([3], np.int8), np.array([-3], np.int8)),
+    ("not", np.array([True, False]), np.array([False, True])),
+    ("popcnt", np.array([7], np.uint8), np.array([3], np.uint8)),
+    ("round_nearest_even", np.array([2.5, 3.5], np.float32), np.array([2.0, 4.0], np.float32)),
+    ("round_nearest_afz", np.array([2.5, -2.5], np.float32), np.array([3.0, -3.0], np.float32)),
+    ("sign", np.array([-2.0, 0.0], np.float32), np.array([-1.0, 0.0], np.float32)),
+    ("sine", np.array([0.0], np.float32), np.array([0.0], np.float32)),
+    ("is_finite", np.array([np.inf, 1.0], np.float32), np.array([False, True])),
+]
+
+
+@pytest.mark.parametrize("op,x,want", UNARY_CASES, ids=[c[0] for c in UNARY_CASES])
+def test_unary(op, x, want):
+    t = f"tensor<{x.size}x{_mlir(x.dtype)}>"
+    rt = f"tensor<{x.size}x{_mlir(want.dtype)}>"
+    text = f"func.func @main(%a: {t}) -> {rt} {{\n %0 = stablehlo.{op} %a : ({t}) -> {rt}\n return %0 : {rt} }}"
+    np.testing.assert_array_equal(run(text, x), want)
+
+
+BINARY_CASES = [
+    ("add", "add", [1, 2], [3, 4], [4, 6]),
+    ("subtract", "sub", [1, 2], [3, 4], [-2, -2]),
+    ("multiply", "mul", [2, 3], [3, 4], [6, 12]),
+    ("divide", "div", [7, -7], [2, 2], [3, -3]),
+    ("remainder", "rem", [7, -7], [2, 2], [1, -1]),
+    ("maximum", "max", [1, 5], [3, 4], [3, 5]),
+    ("minimum", "min", [1, 5], [3, 4], [1, 4]),
+    ("power", "pow", [2, 3], [3, 2], [8, 9]),
+    ("and", "and", [6, 5], [3, 3], [2, 1]),
+    ("or", "or", [6, 5], [3, 3], [7, 7]),
+    ("xor", "xor", [6, 5], [3, 3], [5, 6]),
+    ("shift_left", "shift_left", [1, 3], [2, 1], [4, 6]),
+    ("shift_right_arithmetic", "shift_right_arithmetic", [-8, 8], [1, 2], [-4, 2]),
+    ("shift_right_logical", "shift_right_logical", [8, 1], [1, 1], [4, 0]),
+]
+
+
+@pytest.mark.parametrize("op,xla_op,a,b,want", BINARY_CASES, ids=[c[0] for c in BINARY_CASES])
+def test_binary(op, xla_op, a, b, want):
+    text = (f"func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {{\n"
+            f" %0 = stablehlo.{op} %a, %b : tensor<2xi32>\n return %0 : tensor<2xi32> }}")
+    assert f'"xla.{xla_op}"' in body(text)
+    np.testing.assert_array_equal(run(text, np.array(a, np.int32), np.array(b, np.int32)), np.array(want, np.int32))
+
+
+def _mlir(dt) -> str:
+    return {"float32": "f32", "float64": "f64", "int32": "i32", "int8": "i8", "uint8": "ui8", "bool": "i1"}[
+        np.dtype(dt).name]
+
+
+def test_every_supported_op_is_named():
+    for name in ("stablehlo.add", "stablehlo.while", "stablehlo.case", "stablehlo.convolution", "func.call",
+                 "stablehlo.scatter", "stablehlo.sort", "stablehlo.fft", "stablehlo.rng_bit_generator"):
+        assert name in SUPPORTED
+
+
+# ----------------------------------------------------------------------------------------
+# element types, constants
+# ----------------------------------------------------------------------------------------
+def test_unsigned_and_signless_types():
+    text = """func.func @main(%a: tensor<2xui8>, %b: tensor<2xi8>) -> (tensor<2xui8>, tensor<2xi8>) {
+      %0 = stablehlo.shift_right_arithmetic %a, %a : tensor<2xui8>
+      %1 = stablehlo.divide %b, %b : tensor<2xi8>
+      return %0, %1 : tensor<2xui8>, tensor<2xi8> }"""
+    comp = from_stablehlo(text)
+    assert [str(s) for s in comp.parameter_shapes] == ["u8[2]", "s8[2]"]
+    a, b = run(text, np.array([200, 1], np.uint8), np.array([-3, 5], np.int8))
+    assert a.dtype == np.uint8 and b.dtype == np.int8
+
+
+def test_complex_constants_are_real_and_imaginary_parts():
+    text = """func.func @main() -> (tensor<2xcomplex<f32>>, tensor<complex<f64>>, tensor<3xcomplex<f64>>) {
+      %0 = stablehlo.constant dense<[(1.0, 0x7F800000), (-0.0, 2.5)]> : tensor<2xcomplex<f32>>
+      %1 = stablehlo.constant dense<(0x7FF0000000000001, 0x8000000000000000)> : tensor<complex<f64>>
+      %2 = stablehlo.constant dense<(1.5, -2.0)> : tensor<3xcomplex<f64>>
+      return %0, %1, %2 : tensor<2xcomplex<f32>>, tensor<complex<f64>>, tensor<3xcomplex<f64>> }"""
+    assert '"xla.complex"' in body(text)
+    for a, b, c in (run(text), run(text, compiled=True)):
+        pass
+    a, b, c = run(text, compiled=True)
+    assert a[0] == complex(1, np.inf) and np.signbit(a[1].real) and a[1].imag == 2.5
+    assert np.isnan(b.real) and b.imag == 0 and np.signbit(b.imag)
+    np.testing.assert_array_equal(c, np.full(3, 1.5 - 2j))
+    a2, b2, _ = run(text)
+    assert a2[0] == complex(1, np.inf) and np.signbit(b2.imag)
+
+
+def test_bf16_special_values_survive():
+    text = """func.func @main() -> tensor<6xbf16> {
+      %0 = stablehlo.constant dense<[0.1, 0x7F80, 0xFF80, 0x7FC0, 0x0001, -0.0]> : tensor<6xbf16>
+      return %0 : tensor<6xbf16> }"""
+    want = np.array([0.1, np.inf, -np.inf, np.nan, 9.18355e-41, -0.0], ml_dtypes.bfloat16)
+    for got in (run(text), run(text, compiled=True)):
+        np.testing.assert_array_equal(got.view(np.uint16)[[0, 1, 2, 4, 5]], want.view(np.uint16)[[0, 1, 2, 4, 5]])
+        assert np.isnan(got[3].astype(np.float32))
+
+
+@pytest.mark.parametrize("t,what", [("tensor<4xi4>", "i4"), ("tensor<2xf8E4M3FN>", "f8E4M3FN"),
+                                    ("tensor<2xui2>", "ui2")])
+def test_types_outside_xla_are_unsupported(t, what):
+    text = f"func.func @main(%a: {t}) -> {t} {{\n %0 = stablehlo.add %a, %a : {t}\n return %0 : {t} }}"
+    with pytest.raises(Unsupported, match=f"element type {what}"):
+        from_stablehlo(text)
+
+
+def test_dynamic_shapes_are_unsupported():
+    text = "func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> { return %a : tensor<?xf32> }"
+    with pytest.raises(Unsupported, match="dynamic shape"):
+        from_stablehlo(text)
+
+
+# ----------------------------------------------------------------------------------------
+# attributes: comparisons, dimension numbers, convolutions
+# ----------------------------------------------------------------------------------------
+def test_compare_directions_and_total_order():
+    text = """func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi1>) {
+      %0 = stablehlo.compare LT, %a, %b, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+      %1 = stablehlo.compare EQ, %a, %b, TOTALORDER : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+      %2 = stablehlo.compare GE, %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+      return %0, %1, %2 : tensor<3xi1>, tensor<3xi1>, tensor<3xi1> }"""
+    t = body(text)
+    assert '"xla.lt"' in t and '"xla.eq_total_order"' in t and '"xla.ge"' in t
+    a = np.array([0.0, np.nan, 1.0], np.float32)
+    b = np.array([-0.0, np.nan, 2.0], np.float32)
+    lt, eq, ge = run(text, a, b)
+    np.testing.assert_array_equal(lt, [False, False, True])
+    np.testing.assert_array_equal(eq, [False, True, False])     # -0 < +0 and NaN == NaN in total order
+    np.testing.assert_array_equal(ge, [True, False, False])
+
+
+def test_dot_general_dimension_numbers_and_preferred_type():
+    text = """func.func @main(%a: tensor<2x3x4xi8>, %b: tensor<2x4x5xi8>) -> tensor<2x3x5xi32> {
+      %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1],
+           precision = [DEFAULT, HIGHEST] : (tensor<2x3x4xi8>, tensor<2x4x5xi8>) -> tensor<2x3x5xi32>
+      return %0 : tensor<2x3x5xi32> }"""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-100, 100, (2, 3, 4)).astype(np.int8)
+    b = rng.integers(-100, 100, (2, 4, 5)).astype(np.int8)
+    want = np.einsum("bij,bjk->bik", a.astype(np.int32), b.astype(np.int32))
+    np.testing.assert_array_equal(run(text, a, b), want)
+    np.testing.assert_array_equal(run(text, a, b, compiled=True), want)
+
+
+def test_convolution_layout_padding_dilation_and_window_reversal():
+    text = """func.func @main(%x: tensor<1x5x5x2xf32>, %w: tensor<3x2x2x4xf32>) -> tensor<1x4x3x4xf32> {
+      %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+           window = {stride = [1, 2], pad = [[1, 0], [0, 1]], rhs_dilate = [1, 1], reverse = [true, false]}
+           {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+           : (tensor<1x5x5x2xf32>, tensor<3x2x2x4xf32>) -> tensor<1x4x3x4xf32>
+      return %0 : tensor<1x4x3x4xf32> }"""
+    t = body(text)
+    assert '"xla.rev"' in t and '"xla.conv_general_dilated"' in t
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 5, 5, 2)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 2, 4)).astype(np.float32)
+    xp = np.pad(x, ((0, 0), (1, 0), (0, 1), (0, 0)))
+    wr = w[::-1]                                   # reversed along spatial dimension 0
+    want = np.zeros((1, 4, 3, 4))
+    for i in range(4):
+        for j in range(3):
+            want[0, i, j] = np.einsum("hwc,hwco->o", xp[0, i:i + 3, 2 * j:2 * j + 2], wr)
+    np.testing.assert_allclose(run(text, x, w), want, rtol=1e-5, atol=1e-5)
+
+
+def test_gather_and_scatter_dimension_numbers():
+    text = """func.func @main(%op: tensor<3x4xi32>, %idx: tensor<2x1xi32>, %upd: tensor<2x4xi32>) -> (tensor<2x4xi32>, tensor<3x4xi32>) {
+      %0 = "stablehlo.gather"(%op, %idx) {dimension_numbers = #stablehlo.gather<offset_dims = [1],
+          collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+          slice_sizes = array<i64: 1, 4>, indices_are_sorted = false} : (tensor<3x4xi32>, tensor<2x1xi32>) -> tensor<2x4xi32>
+      %1 = "stablehlo.scatter"(%op, %idx, %upd) ({
+        ^bb0(%x: tensor<i32>, %y: tensor<i32>):
+          %s = stablehlo.add %x, %y : tensor<i32>
+          stablehlo.return %s : tensor<i32>
+      }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0],
+          scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false,
+          unique_indices = false} : (tensor<3x4xi32>, tensor<2x1xi32>, tensor<2x4xi32>) -> tensor<3x4xi32>
+      return %0, %1 : tensor<2x4xi32>, tensor<3x4xi32> }"""
+    op = np.arange(12, dtype=np.int32).reshape(3, 4)
+    idx = np.array([[2], [0]], np.int32)
+    upd = np.ones((2, 4), np.int32)
+    g, s = run(text, op, idx, upd)
+    np.testing.assert_array_equal(g, op[[2, 0]])
+    want = op.copy()
+    want[[2, 0]] += 1
+    np.testing.assert_array_equal(s, want)
+
+
+def test_convert_complex_to_real_drops_the_imaginary_part():
+    text = """func.func @main(%a: tensor<3xcomplex<f64>>) -> (tensor<3xi1>, tensor<3xf32>) {
+      %0 = stablehlo.convert %a : (tensor<3xcomplex<f64>>) -> tensor<3xi1>
+      %1 = stablehlo.convert %a : (tensor<3xcomplex<f64>>) -> tensor<3xf32>
+      return %0, %1 : tensor<3xi1>, tensor<3xf32> }"""
+    assert '"xla.real"' in body(text)
+    b, f = run(text, np.array([-1 + 0j, 1j, 2.5 + 3j]))
+    np.testing.assert_array_equal(b, [True, False, True])
+    np.testing.assert_array_equal(f, np.array([-1, 0, 2.5], np.float32))
+
+
+# ----------------------------------------------------------------------------------------
+# regions and control flow
+# ----------------------------------------------------------------------------------------
+def test_variadic_reduce_returns_a_tuple_unpacked_per_result():
+    text = """func.func @main(%v: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<f32>, tensor<i32>) {
+      %c0 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+      %c1 = stablehlo.constant dense<0> : tensor<i32>
+      %0:2 = stablehlo.reduce(%v init: %c0), (%i init: %c1) across dimensions = [0] :
+          (tensor<4xf32>, tensor<4xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)
+        reducer(%a: tensor<f32>, %c: tensor<f32>) (%b: tensor<i32>, %d: tensor<i32>) {
+          %gt = stablehlo.compare GT, %a, %c : (tensor<f32>, tensor<f32>) -> tensor<i1>
+          %m = stablehlo.select %gt, %a, %c : tensor<i1>, tensor<f32>
+          %k = stablehlo.select %gt, %b, %d : tensor<i1>, tensor<i32>
+          stablehlo.return %m, %k : tensor<f32>, tensor<i32>
+        }
+      return %0#0, %0#1 : tensor<f32>, tensor<i32> }"""
+    v = np.array([1.0, 7.0, 3.0, 2.0], np.float32)
+    i = np.arange(4, dtype=np.int32)
+    for m, k in (run(text, v, i), run(text, v, i, compiled=True)):
+        assert m == 7.0 and k == 1
+
+
+def test_while_threads_values_captured_from_the_enclosing_scope():
+    text = """func.func @main(%n: tensor<i32>, %step: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+      %c0 = stablehlo.constant dense<0> : tensor<i32>
+      %r:2 = stablehlo.while(%i = %c0, %acc = %c0) : tensor<i32>, tensor<i32>
+        cond {
+          %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %lt : tensor<i1>
+        } do {
+          %one = stablehlo.constant dense<1> : tensor<i32>
+          %i2 = stablehlo.add %i, %one : tensor<i32>
+          %a2 = stablehlo.add %acc, %step : tensor<i32>
+          stablehlo.return %i2, %a2 : tensor<i32>, tensor<i32>
+        }
+      return %r#0, %r#1 : tensor<i32>, tensor<i32> }"""
+    for i, acc in (run(text, np.int32(5), np.int32(3)), run(text, np.int32(5), np.int32(3), compiled=True)):
+        assert (i, acc) == (5, 15)
+
+
+def test_if_and_case_branches_get_their_captures_as_operands():
+    text = """func.func @main(%p: tensor<i1>, %k: tensor<i32>, %x: tensor<2xf32>, %y: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+      %0 = "stablehlo.if"(%p) ({
+        %s = stablehlo.add %x, %y : tensor<2xf32>
+        stablehlo.return %s : tensor<2xf32>
+      }, {
+        stablehlo.return %y : tensor<2xf32>
+      }) : (tensor<i1>) -> tensor<2xf32>
+      %1 = "stablehlo.case"(%k) ({
+        %c = stablehlo.constant dense<7.0> : tensor<2xf32>
+        stablehlo.return %c : tensor<2xf32>
+      }, {
+        %m = stablehlo.multiply %x, %x : tensor<2xf32>
+        stablehlo.return %m : tensor<2xf32>
+      }) : (tensor<i32>) -> tensor<2xf32>
+      return %0, %1 : tensor<2xf32>, tensor<2xf32> }"""
+    x = np.array([1.0, 2.0], np.float32)
+    y = np.array([10.0, 20.0], np.float32)
+    exe = xla.compile(from_stablehlo(text))
+    for p, k, w0, w1 in ((True, 0, x + y, [7.0, 7.0]), (False, 1, y, x * x), (True, 5, x + y, x * x),
+                         (False, -1, y, x * x)):
+        got = exe(np.bool_(p), np.int32(k), x, y)
+        np.testing.assert_array_equal(got[0], w0)
+        np.testing.assert_array_equal(got[1], w1)
+
+
+def test_func_call_becomes_xla_call_of_a_tuple_returning_function():
+    text = """func.func private @pair(%a: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+        %0 = stablehlo.negate %a : tensor<f32>
+        return %a, %0 : tensor<f32>, tensor<f32> }
+      func.func @main(%a: tensor<f32>) -> tensor<f32> {
+        %0:2 = call @pair(%a) : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+        %1:2 = call @pair(%0#1) : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+        %2 = stablehlo.add %0#0, %1#1 : tensor<f32>
+        return %2 : tensor<f32> }"""
+    t = body(text)
+    assert t.count('"xla.call"') == 2 and t.count("func.func private") == 1
+    assert run(text, np.float32(3)) == 6.0
+    assert run(text, np.float32(3), compiled=True) == 6.0
+
+
+def test_calls_inside_scalar_computations_are_inlined():
+    text = """func.func private @mx(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+        %0 = stablehlo.maximum %a, %b : tensor<f32>
+        return %0 : tensor<f32> }
+      func.func @main(%v: tensor<6xf32>) -> tensor<3xf32> {
+        %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
+        %0 = "stablehlo.reduce_window"(%v, %c) ({
+          ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+            %m = func.call @mx(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+            stablehlo.return %m : tensor<f32>
+        }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 2>} : (tensor<6xf32>, tensor<f32>) -> tensor<3xf32>
+        return %0 : tensor<3xf32> }"""
+    assert '"xla.call"' not in body(text)
+    v = np.array([1, 5, 2, 0, 9, 3], np.float32)
+    np.testing.assert_array_equal(run(text, v, compiled=True), [5, 2, 9])
+
+
+def test_sort_with_a_comparator_of_two_operands():
+    text = """func.func @main(%k: tensor<5xi32>, %v: tensor<5xf32>) -> (tensor<5xi32>, tensor<5xf32>) {
+      %0:2 = "stablehlo.sort"(%k, %v) ({
+        ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<f32>):
+          %lt = stablehlo.compare GT, %a, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %lt : tensor<i1>
+      }) {dimension = 0 : i64, is_stable = true} : (tensor<5xi32>, tensor<5xf32>) -> (tensor<5xi32>, tensor<5xf32>)
+      return %0#0, %0#1 : tensor<5xi32>, tensor<5xf32> }"""
+    k = np.array([3, 1, 4, 1, 5], np.int32)
+    v = np.arange(5, dtype=np.float32)
+    ks, vs = run(text, k, v)
+    np.testing.assert_array_equal(ks, [5, 4, 3, 1, 1])
+    np.testing.assert_array_equal(vs, [4, 2, 0, 1, 3])
+
+
+def test_chlo_ops_are_decomposed_first():
+    text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = chlo.erf %a : tensor<3xf32> -> tensor<3xf32>
+      return %0 : tensor<3xf32> }"""
+    assert "chlo" not in body(text)
+    got = run(text, np.array([0.0, 0.5, -2.0], np.float32))
+    np.testing.assert_allclose(got, [0.0, 0.5204999, -0.9953223], rtol=1e-5)
+
+
+def test_dynamic_ops_with_constant_shapes_become_static_ops():
+    text = """func.func @main(%a: tensor<1x6xi32>) -> (tensor<6xi32>, tensor<2x3xi32>) {
+      %s = stablehlo.constant dense<[6]> : tensor<1xi64>
+      %0 = stablehlo.dynamic_reshape %a, %s : (tensor<1x6xi32>, tensor<1xi64>) -> tensor<6xi32>
+      %t = stablehlo.constant dense<[2, 3]> : tensor<2xi64>
+      %1 = stablehlo.dynamic_iota %t, dim = 1 : (tensor<2xi64>) -> tensor<2x3xi32>
+      return %0, %1 : tensor<6xi32>, tensor<2x3xi32> }"""
+    r, i = run(text, np.arange(6, dtype=np.int32).reshape(1, 6))
+    np.testing.assert_array_equal(r, np.arange(6))
+    np.testing.assert_array_equal(i, [[0, 1, 2], [0, 1, 2]])
+
+
+# ----------------------------------------------------------------------------------------
+# errors
+# ----------------------------------------------------------------------------------------
+def test_custom_call_is_unsupported_by_name():
+    text = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = stablehlo.custom_call @foo(%a) : (tensor<2xf32>) -> tensor<2xf32>
+      return %0 : tensor<2xf32> }"""
+    with pytest.raises(Unsupported, match=r"'stablehlo.custom_call'.*CustomCall") as e:
+        from_stablehlo(text)
+    assert e.value.op == "stablehlo.custom_call"
+    assert "at stablehlo:2" in str(e.value)
+
+
+@pytest.mark.parametrize("op", ["stablehlo.replica_id", "stablehlo.partition_id"])
+def test_collectives_are_unsupported_until_they_exist(op):
+    text = f"""func.func @main() -> tensor<ui32> {{
+      %0 = "{op}"() : () -> tensor<ui32>
+      return %0 : tensor<ui32> }}"""
+    with pytest.raises(Unsupported, match=op):
+        from_stablehlo(text)
+
+
+def test_shape_rule_errors_name_the_stablehlo_op_and_the_xla_rule():
+    # StableHLO allows a complex cbrt; XLA (and xla.cbrt) take floating-point types only
+    text = """func.func @main(%a: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+      %0 = stablehlo.cbrt %a : tensor<2xcomplex<f32>>
+      return %0 : tensor<2xcomplex<f32>> }"""
+    with pytest.raises(xla.XlaError, match=r"'stablehlo.cbrt': 'xla.cbrt' operand must have floating-point "
+                                           r"element type; got c64\[2\] \(at stablehlo:2\)"):
+        from_stablehlo(text)
+
+
+def test_scalar_computations_cannot_capture_values():
+    text = """func.func @main(%v: tensor<4xf32>, %s: tensor<f32>) -> tensor<f32> {
+      %c = stablehlo.constant dense<0.0> : tensor<f32>
+      %0 = stablehlo.reduce(%v init: %c) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+        reducer(%a: tensor<f32>, %b: tensor<f32>) {
+          %m = stablehlo.add %a, %s : tensor<f32>
+          stablehlo.return %m : tensor<f32>
+        }
+      return %0 : tensor<f32> }"""
+    with pytest.raises(Unsupported, match="capture"):
+        from_stablehlo(text)
+
+
+def test_entry_selection():
+    two = """func.func @f(%a: tensor<f32>) -> tensor<f32> { return %a : tensor<f32> }
+             func.func @g(%a: tensor<f32>) -> tensor<f32> { %0 = stablehlo.negate %a : tensor<f32>
+               return %0 : tensor<f32> }"""
+    with pytest.raises(xla.XlaError, match="entry="):
+        from_stablehlo(two)
+    assert run(two, np.float32(2), entry="g") == -2
+    with pytest.raises(xla.XlaError, match="no function @h"):
+        from_stablehlo(two, entry="h")
+    one = "func.func private @p(%a: tensor<f32>) -> tensor<f32> { return %a : tensor<f32> }\n" + \
+          "func.func @only(%a: tensor<f32>) -> tensor<f32> { %0 = func.call @p(%a) : (tensor<f32>) -> tensor<f32>\n" + \
+          " return %0 : tensor<f32> }"
+    assert from_stablehlo(one).name == "only"
+
+
+def test_bad_text_and_recursion():
+    with pytest.raises(xla.XlaError, match="cannot parse"):
+        from_stablehlo("func.func @main( {")
+    with pytest.raises(xla.XlaError, match="takes the module's text"):
+        from_stablehlo(b"func.func")
+    rec = """func.func @main(%a: tensor<f32>) -> tensor<f32> {
+      %0 = func.call @main(%a) : (tensor<f32>) -> tensor<f32>
+      return %0 : tensor<f32> }"""
+    with pytest.raises(Unsupported, match="recurse"):
+        from_stablehlo(rec)
