@@ -138,7 +138,45 @@ def _int_pow(args, in_types, out):
     return r
 
 
-SCALAR["xla.pow"] = _by_kind(v(math.powf), _int_pow, _int_pow, v(complex_d.pow))
+def _on_cpu() -> bool:
+    """Whether the code being emitted is for the CPU target (or for no target in particular)."""
+    from .kernels import target_of
+    try:
+        return target_of(ir.InsertionPoint.current.block.owner.operation) in (None, "cpu")
+    except (ValueError, AttributeError):
+        return True
+
+
+def _float_pow(args, in_types, out):
+    """C's pow.  math.powf is only trusted on a non-negative base (IREE expands it as
+    exp(y log x)): the sign of a negative base comes back for odd integer exponents, a finite
+    negative base with a non-integer exponent gives NaN, pow(x, +-0) = 1 (NaN x too),
+    pow(1, y) = 1 (NaN y too) and pow(-1, +-inf) = 1.  On the CPU, F16/BF16/F32 are computed
+    in F64 (then rounded once: 5^2 = 25, not 25.000002); elsewhere in F32 (GPUs may lack F64)."""
+    x, y = args
+    et = in_types[0]
+    w = F64 if et == F64 or _on_cpu() else F32
+    if et != w:
+        x, y = arith.extf(w.builtin_type(), x), arith.extf(w.builtin_type(), y)
+    one, zero = _c(w, 1.0), _c(w, 0.0)
+    ax = math.absf(x)
+    r = math.powf(ax, y)
+    integral = _cmpf(CF.OEQ, math.floor(y), y)                  # false for NaN, true for +-inf
+    half = arith.mulf(y, _c(w, 0.5))
+    odd = arith.andi(integral, _cmpf(CF.ONE, math.floor(half), half))
+    negative = _cmpf(CF.OLT, math.copysign(one, x), zero)        # -0 included
+    r = arith.select(arith.andi(negative, odd), arith.negf(r), r)
+    finite_neg = arith.andi(_cmpf(CF.OLT, x, zero), _cmpf(CF.ONE, ax, _c(w, float("inf"))))
+    not_integral = arith.xori(integral, arith.constant(ir.IntegerType.get_signless(1), 1))
+    r = arith.select(arith.andi(finite_neg, not_integral), _c(w, float("nan")), r)
+    inf_y = _cmpf(CF.OEQ, math.absf(y), _c(w, float("inf")))
+    r = arith.select(arith.andi(_cmpf(CF.OEQ, ax, one), inf_y), one, r)
+    r = arith.select(_cmpf(CF.OEQ, x, one), one, r)
+    r = arith.select(_cmpf(CF.OEQ, y, zero), one, r)
+    return r if et == w else arith.truncf(et.builtin_type(), r)
+
+
+SCALAR["xla.pow"] = _by_kind(_float_pow, _int_pow, _int_pow, v(complex_d.pow))
 
 
 def _shift(kind):

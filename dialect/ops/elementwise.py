@@ -149,8 +149,12 @@ def _atan2(a, b):
 
 
 def _complex(a, b):
-    return (a + 1j * b.astype(a.dtype)).astype(C64.dtype if a.dtype == np.float32 else C128.dtype) \
-        if a.dtype.kind == "f" else None
+    """real + i imag, component by component (a + 1j * b would turn 1j * inf into nan + inf j
+    and lose the sign of a zero imaginary part)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    out = np.empty(a.shape, C64.dtype if a.dtype == np.float32 else C128.dtype)
+    out.real, out.imag = a, b
+    return out
 
 
 def _total_key(x):
