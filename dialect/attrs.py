@@ -224,20 +224,27 @@ class Literal(AttrKind):
         return literal_value(a)
 
 
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+
+
 def literal_value(a: ir.Attribute) -> np.ndarray:
     """The numpy array of a dense elements attribute of any XLA element type."""
     t = ir.ShapedType(a.type)
     shape = Shape(from_mlir_element(t.element_type), t.shape)
     if shape.element_type is BF16:
+        # numpy cannot read bf16 from the bindings: read the text.  MLIR prints raw data as
+        # "0x..." bytes, or elements as decimals that round-trip and special values (inf, nan,
+        # subnormals) as hex bit patterns (0x7F80).
         text = str(a)
-        m = re.match(r'dense<"0x([0-9A-Fa-f]*)">', text)
-        if m:
-            raw = bytes.fromhex(m.group(1))
-            vals = np.frombuffer(raw, dtype=ml_dtypes.bfloat16)
-            return (np.broadcast_to(vals, shape.dims) if vals.size == 1 else vals.reshape(shape.dims)).copy()
-        as_f32 = ir.Attribute.parse(text.rsplit(":", 1)[0] + ": " + Shape(
-            "f32", shape.dims).mlir_str())
-        return np.array(ir.DenseElementsAttr(as_f32)).astype(ml_dtypes.bfloat16).reshape(shape.dims)
+        body = text[text.index("<") + 1:text.rindex(" : ")].strip()[:-1].strip()
+        if body.startswith('"'):
+            bits = np.frombuffer(bytes.fromhex(body.strip('"')[2:]), dtype=np.uint16)
+        else:
+            bits = np.array([int(x, 16) if x.startswith("0x") else
+                             np.float32(x).astype(ml_dtypes.bfloat16).view(np.uint16)
+                             for x in _NUMBER.findall(body)], dtype=np.uint16)
+        vals = bits.view(ml_dtypes.bfloat16)
+        return np.full(shape.dims, vals[0]) if vals.size == 1 else vals.reshape(shape.dims).copy()
     arr = np.array(ir.DenseElementsAttr(a))
     return arr.astype(shape.dtype, copy=False).reshape(shape.dims)
 
