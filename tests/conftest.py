@@ -19,6 +19,17 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("target", E2E_TARGETS)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A test that compiles for a target something IREE cannot do there (xla.compile raises
+    TargetLimitation, see xlair.targets.LIMITATIONS) is skipped with that reason."""
+    from xlair.targets import TargetLimitation
+    try:
+        return (yield)
+    except TargetLimitation as e:
+        pytest.skip(str(e))
+
+
 @pytest.fixture
 def covers(request):
     """A test lists the ops it checks end to end: covers.add("cpu", "xla.add", ...)."""

@@ -2,16 +2,36 @@
 computation compiled and in the reference interpreter side by side."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 
 import xlair as xla
 from xlair.dialect.types import BF16, F16, F32, F64, Shape
+from xlair.targets import device_available, limitations_of
 
-import os
+
+def _e2e_targets() -> list[str]:
+    env = os.environ.get("XLAIR_TEST_TARGETS")
+    if env is not None:
+        return [t.strip() for t in env.split(",") if t.strip()]
+    return ["cpu"] + [t for t in ("vulkan", "cuda", "rocm") if device_available(t)]
+
 
 #: targets the end-to-end tests run on: a test taking a `target` argument runs once per target.
-#: cpu always; others where their device exists (see conftest.py), or as XLAIR_TEST_TARGETS says.
-E2E_TARGETS = [t for t in os.environ.get("XLAIR_TEST_TARGETS", "cpu").split(",") if t]
+#: cpu always, plus vulkan / cuda / rocm where this machine has such a device (a cached probe of
+#: the IREE driver); XLAIR_TEST_TARGETS=cpu,vulkan (comma-separated) overrides the detection.
+E2E_TARGETS = _e2e_targets()
+
+
+def skip_if_unsupported(comp: xla.Computation, target: str) -> None:
+    """pytest.skip with the stated reason when the computation uses something IREE cannot do on
+    the target (the table `xlair.targets.LIMITATIONS`, listed in docs/status.md)."""
+    found = limitations_of(comp.module, target)
+    if found:
+        op, lim = found[0]
+        pytest.skip(f"{target}: '{op}' on {lim.types}: {lim.reason}")
 
 TOL = {  # (rtol, atol) per floating-point component type
     "f16": (4e-3, 4e-3), "bf16": (2e-2, 2e-2), "f32": (2e-5, 2e-5), "f64": (1e-11, 1e-11),
@@ -82,6 +102,7 @@ def assert_close(got, expected, shape: Shape, what: str = "", scale: float = 1.0
 
 def run_and_compare(comp: xla.Computation, *args, target: str = "cpu", scale: float = 1.0, what: str = ""):
     """Compile for `target`, run, and compare with the reference interpreter; returns the result."""
+    skip_if_unsupported(comp, target)
     expected = xla.interpret(comp, *args)
     got = xla.compile(comp, target=target)(*args)
     assert_close(got, expected, comp.result_shape, what or comp.name, scale)
@@ -107,6 +128,7 @@ def comp_of(fn, *shapes, name=None) -> xla.Computation:
 def check_example(comp: xla.Computation, args, expected, target: str = "cpu"):
     """A spec example: both the compiled program and the reference interpreter must give the
     spec's own numbers."""
+    skip_if_unsupported(comp, target)
     for label, got in (("interpreter", xla.interpret(comp, *args)),
                        (target, xla.compile(comp, target=target)(*args))):
         _equal(got, expected, f"{comp.name} on {label}")

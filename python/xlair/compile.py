@@ -2,7 +2,6 @@
 compile cache keyed by a content hash."""
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -14,40 +13,7 @@ from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 
 from .computation import Computation
-
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    name: str
-    backend: str            # --iree-hal-target-device / backend name
-    driver: str             # IREE runtime driver
-    flags: tuple = ()
-
-    def compile_flags(self, cpu: str | None = None) -> list[str]:
-        out = list(self.flags)
-        if self.backend == "llvm-cpu":
-            out.append(f"--iree-llvmcpu-target-cpu={cpu or 'host'}")
-        return out
-
-
-_COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
-TARGETS = {
-    "cpu": Target("cpu", "llvm-cpu", "local-task",
-                  _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")),
-    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON),
-    "cuda": Target("cuda", "cuda", "cuda", _COMMON + ("--iree-cuda-target=sm_80",)),
-    "rocm": Target("rocm", "rocm", "hip", _COMMON + ("--iree-rocm-target=gfx942",)),
-}
-ALIASES = {"llvm-cpu": "cpu", "local-task": "cpu", "host": "cpu", "vulkan-spirv": "vulkan",
-           "hip": "rocm"}
-
-
-def target(name: str) -> Target:
-    t = TARGETS.get(ALIASES.get(name, name))
-    if t is None:
-        raise XlaError(f"unknown target {name!r}; known: {', '.join(sorted(TARGETS))} "
-                       f"(or IREE names {', '.join(sorted(ALIASES))})")
-    return t
+from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
 
 
 # ----------------------------------------------------------------------------------------
@@ -165,11 +131,23 @@ def _errors(text: str) -> str:
 
 
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
-                 replicas: int = 1, cache: bool = True) -> bytes:
+                 arch: str | None = None, replicas: int = 1, cache: bool = True,
+                 check_limits: bool = True) -> bytes:
+    """The `.vmfb` of a computation for a target.  `arch` names the chip (`cpu` is its old
+    name for the CPU target); `flags` are passed to IREE after xlair's own.  A computation
+    using something the target's default chip is known not to support raises
+    `TargetLimitation` (see `xlair.targets.LIMITATIONS`) unless `check_limits=False`."""
     if not isinstance(comp, Computation):
         raise XlaError(f"compile takes an xla.Computation; got {type(comp).__name__}")
     tgt = target(target_name)
-    all_flags = tgt.compile_flags(cpu) + list(flags)
+    if isinstance(flags, str):
+        raise XlaError("flags must be a sequence of IREE flags, not one string")
+    if replicas < 1:
+        raise XlaError(f"replicas must be at least 1; got {replicas}")
+    chip = arch or cpu
+    if check_limits and (not chip or chip == tgt.default_arch):
+        check_supported(comp.module, tgt.name)
+    all_flags = tgt.compile_flags(chip) + list(flags)
     key = cache_key(comp, tgt, all_flags, replicas) if cache else None
     if key:
         hit = cache_get(key)
@@ -185,8 +163,10 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
 
 
 def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None = None,
-            replicas: int = 1, cache: bool = True):
+            arch: str | None = None, replicas: int = 1, cache: bool = True,
+            check_limits: bool = True):
     """Compile a computation for a target ("cpu", "vulkan", "cuda", "rocm" or IREE names)."""
     from .runtime import Executable
-    vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, replicas=replicas, cache=cache)
+    vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
+                        check_limits=check_limits)
     return Executable(vmfb, target)

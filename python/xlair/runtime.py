@@ -69,8 +69,9 @@ class Executable:
         self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
         self.result_shape = _shape(sig["result"])
         self.replicas = int(sig.get("replicas", 1))
+        self._device = cfg.device
         self._ctx = rt.SystemContext(vm_modules=[self._vm_module], config=cfg)
-        self._fn = self._ctx.modules.module["main"]
+        self._fn = self._vm_module.lookup_function("main")
         self._leaves_in = [s for p in self.parameter_shapes for s in p.leaves()]
         self._leaves_out = self.result_shape.leaves()
         self._lock = threading.Lock()
@@ -80,17 +81,26 @@ class Executable:
                 f"({', '.join(map(repr, self.parameter_shapes))}) -> {self.result_shape}>")
 
     def __call__(self, *args):
+        rt = _rt()
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
         flat = [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
-        ins = [_to_device(a, s) for a, s in zip(flat, self._leaves_in)]
         with self._lock:
             try:
-                outs = self._fn(*ins)
-            except RuntimeError as e:
-                raise XlaError(f"executable {self.name} failed at run time: {e}") from None
-        if len(self._leaves_out) == 1:
-            outs = [outs]
-        host = [_from_device(o, s) for o, s in zip(outs, self._leaves_out)]
+                ins = rt.VmVariantList(len(flat))
+                for a, s in zip(flat, self._leaves_in):
+                    ins.push_ref(_to_device(self._device, a, s))
+                outs = rt.VmVariantList(len(self._leaves_out))
+                self._ctx.vm_context.invoke(self._fn, ins, outs)
+                if len(outs) != len(self._leaves_out):
+                    raise XlaError(f"executable {self.name} returned {len(outs)} values; its signature "
+                                   f"says {len(self._leaves_out)}")
+                host = [_from_device(self._device, outs.get_as_object(i, rt.HalBufferView), s)
+                        for i, s in enumerate(self._leaves_out)]
+            except (RuntimeError, ValueError) as e:
+                if isinstance(e, XlaError):
+                    raise
+                raise XlaError(f"executable {self.name} failed at run time on {self.target.name}: "
+                               f"{e}") from None
         return unflatten(host, self.result_shape)
 
     @property
@@ -113,18 +123,62 @@ class Executable:
             self._ctx.modules.module["xlair_rng_seed"](value)
 
 
-def _to_device(a: np.ndarray, s: Shape):
-    if s.element_type.is_unsigned:
-        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))
-    return a
+def _leaf_dtype(s: Shape) -> np.dtype:
+    return np.dtype(np.bool_) if s.is_token else s.dtype
 
 
-def _from_device(o, s: Shape) -> np.ndarray:
-    a = o.to_host() if hasattr(o, "to_host") else np.asarray(o)
+def _to_device(device, a: np.ndarray, s: Shape):
+    """A host array as a device buffer view (unsigned types travel as their signless twins)."""
+    rt = _rt()
+    from iree.runtime.dtypes import map_dtype_to_hal_element_type
     a = np.asarray(a)
-    if a.dtype != s.dtype:
-        a = a.view(s.dtype) if a.dtype.itemsize == s.dtype.itemsize else a.astype(s.dtype)
-    return a.reshape(s.dims)
+    if not s.is_token and s.element_type.is_unsigned:
+        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    et = map_dtype_to_hal_element_type(a.dtype)
+    if et is None:
+        raise XlaError(f"no IREE element type for numpy dtype {a.dtype}")
+    return device.allocator.allocate_buffer_copy(
+        memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+        device=device, buffer=a, element_type=et)
+
+
+def _from_device(device, bv, s: Shape) -> np.ndarray:
+    """Read a result buffer back into a numpy array of the leaf's shape.
+
+    Buffers the host may map (local-task, local-sync) are mapped and copied.  Device-local
+    buffers (Vulkan, CUDA, HIP) are copied on the device queue into a HOST_LOCAL |
+    DEVICE_VISIBLE staging buffer that is then mapped: IREE's own `DeviceArray.to_host()` imports
+    a numpy allocation instead, which Vulkan drivers with a large
+    minImportedHostPointerAlignment (Mesa lavapipe: 4096) refuse.
+    """
+    rt = _rt()
+    dtype = _leaf_dtype(s)
+    dims = () if s.is_token else tuple(s.dims)
+    want = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+    buf = bv.get_buffer()
+    length = buf.byte_length()
+    if length < want:
+        raise XlaError(f"result buffer holds {length} bytes; {s} needs {want}")
+    if want == 0:
+        return np.zeros(dims, dtype)
+    mappable = (buf.memory_type() & int(rt.MemoryType.HOST_VISIBLE)
+                and buf.allowed_usage() & int(rt.BufferUsage.MAPPING_SCOPED))
+    if not mappable:
+        staging = device.allocator.allocate_buffer(
+            memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
+            allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
+            allocation_size=length)
+        sem = device.create_semaphore(0)
+        device.queue_copy(buf, staging, wait_semaphores=rt.HalFence.create_at(sem, 0),
+                          signal_semaphores=rt.HalFence.create_at(sem, 1))
+        rt.HalFence.create_at(sem, 1).wait()
+        buf = staging
+    mapped = buf.map()
+    raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
+    del mapped
+    return raw.view(dtype).reshape(dims)
 
 
 def load(path: str | os.PathLike, target: str = "cpu") -> Executable:

@@ -1,0 +1,193 @@
+"""Compilation targets: IREE backend, runtime driver and flags per target, device probes, and
+the table of what IREE cannot do on a target (checked before compiling, so a user gets the
+reason instead of an IREE crash or a wrong answer)."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Callable
+
+from xlair.dialect.checks import XlaError
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    name: str
+    backend: str            # IREE HAL target backend (--iree-hal-target-backends)
+    driver: str             # IREE runtime driver
+    flags: tuple = ()
+    arch_flag: str = ""     # the IREE flag naming the chip: --iree-llvmcpu-target-cpu, ...
+    default_arch: str = ""
+    archs: tuple = ()       # names documented for the CLI (others are passed to IREE as given)
+
+    def compile_flags(self, arch: str | None = None, cpu: str | None = None) -> list[str]:
+        """IREE flags for this target; `arch` (or, for the CPU, `cpu`) picks the chip."""
+        out = list(self.flags)
+        chip = arch or cpu or self.default_arch
+        if self.arch_flag and chip:
+            out.append(f"{self.arch_flag}={chip}")
+        return out
+
+
+_COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
+
+#: The Vulkan target IREE compiles for when none is named.  IREE's own default
+#: (vp_android_baseline_2022) allows only 32-bit storage and computation: every 8-, 16- and
+#: 64-bit type and even i1 (PRED) buffers go through an emulation that gives wrong answers on
+#: Mesa's lavapipe.  "pascal" describes a desktop GPU with 8/16/32/64-bit storage and
+#: int8..int64 / fp16..fp64 arithmetic, which lavapipe (and desktop GPUs generally) provide.
+VULKAN_DEFAULT = "pascal"
+
+TARGETS = {
+    "cpu": Target("cpu", "llvm-cpu", "local-task",
+                  _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
+                  "--iree-llvmcpu-target-cpu", "host", ("host", "x86-64-v3", "znver3", "generic")),
+    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON, "--iree-vulkan-target",
+                     VULKAN_DEFAULT, ("pascal", "ampere", "rdna3", "valhall", "vp_android_baseline_2022")),
+    "cuda": Target("cuda", "cuda", "cuda", _COMMON, "--iree-cuda-target", "sm_80",
+                   ("sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89")),
+    "rocm": Target("rocm", "rocm", "hip", _COMMON, "--iree-rocm-target", "gfx942",
+                   ("gfx90a", "gfx942", "gfx1100")),
+}
+ALIASES = {"llvm-cpu": "cpu", "local-task": "cpu", "local-sync": "cpu", "host": "cpu",
+           "vulkan-spirv": "vulkan", "hip": "rocm"}
+
+
+def target(name: str) -> Target:
+    t = TARGETS.get(ALIASES.get(name, name)) if isinstance(name, str) else None
+    if t is None:
+        raise XlaError(f"unknown target {name!r}; known: {', '.join(sorted(TARGETS))} "
+                       f"(or IREE names {', '.join(sorted(ALIASES))})")
+    return t
+
+
+# ----------------------------------------------------------------------------------------
+# devices
+# ----------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def device_available(name: str) -> bool:
+    """Whether this machine has a device for the target (a cheap probe of the IREE driver,
+    cached per process)."""
+    t = target(name)
+    try:
+        import iree.runtime as rt
+        if t.driver not in rt.query_available_drivers():
+            return False
+        return bool(rt.get_driver(t.driver).query_available_devices())
+    except Exception:       # no driver library (libvulkan, libcuda, ...): no device
+        return False
+
+
+# ----------------------------------------------------------------------------------------
+# what IREE cannot do on a target
+# ----------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Limitation:
+    """Ops IREE cannot compile for `target`, or compiles to wrong answers there (measured on
+    the target's default chip; see docs/status.md).  An op is hit when its name is in `ops` and
+    `when(operand_types, result_types)` holds (sets of xla element type names)."""
+    target: str
+    ops: tuple
+    types: str              # the element types concerned, in words (for docs and messages)
+    reason: str
+    when: Callable = dataclasses.field(compare=False, default=lambda ins, outs: True)
+
+    def matches(self, op: str, ins: set, outs: set) -> bool:
+        return op in self.ops and bool(self.when(ins, outs))
+
+
+_INTS_NOT_32 = {"s8", "u8", "s16", "u16", "s64", "u64"}
+_UNSIGNED = {"pred", "u8", "u16", "u32", "u64"}
+_NARROW_INTS = {"s8", "u8", "s16", "u16", "pred"} | _UNSIGNED
+_FLOATS = {"f16", "bf16", "f32", "f64"}
+
+
+def _widening_matmul(ins: set, outs: set) -> bool:
+    """dot operands converted to the result type inside the matmul: zero extension (unsigned,
+    PRED) and narrow-integer -> float conversions come out wrong on SPIR-V."""
+    return any(t not in outs and (t in _UNSIGNED or (t in _NARROW_INTS and outs & _FLOATS))
+               for t in ins)
+
+
+LIMITATIONS: list[Limitation] = [
+    Limitation("vulkan", ("xla.clz",), "s8, u8, s16, u16, s64, u64",
+               "IREE's SPIR-V lowering of math.ctlz handles 32-bit integers only "
+               "(\"failed to legalize operation 'math.ctlz'\")",
+               lambda ins, outs: bool(ins & _INTS_NOT_32)),
+    Limitation("vulkan", ("xla.exp", "xla.expm1", "xla.log", "xla.log1p", "xla.logistic", "xla.tanh",
+                          "xla.cbrt", "xla.pow"), "f64",
+               "GLSL.std.450 Exp/Log/Pow take 16/32-bit floats only; IREE has no f64 fallback "
+               "(\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
+               lambda ins, outs: "f64" in ins),
+    Limitation("vulkan", ("xla.exp", "xla.expm1", "xla.log", "xla.log1p", "xla.logistic", "xla.sin",
+                          "xla.cos", "xla.tan", "xla.tanh", "xla.sqrt", "xla.pow"), "c128",
+               "complex<f64> functions expand to f64 exp/log, which SPIR-V's GLSL.std.450 set "
+               "lacks (\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
+               lambda ins, outs: "c128" in ins),
+    Limitation("vulkan", ("xla.convert_element_type",), "PRED or integer to bf16",
+               "IREE's bf16 emulation on SPIR-V bitcasts a 32-bit value to 16 bits "
+               "(\"'spirv.Bitcast' op mismatch in result type bitwidth 16 and operand type bitwidth 32\")",
+               lambda ins, outs: "bf16" in outs and bool(ins - _FLOATS - {"c64", "c128"})),
+    Limitation("vulkan", ("xla.iota",), "bf16",
+               "iota converts an integer index to bf16, which IREE's bf16 emulation on SPIR-V "
+               "cannot compile (\"'spirv.Bitcast' op mismatch in result type bitwidth 16\")",
+               lambda ins, outs: "bf16" in outs),
+    Limitation("vulkan", ("xla.dot", "xla.dot_general"),
+               "unsigned or PRED operands widened to the result type; 8/16-bit integer operands "
+               "with a floating-point result",
+               "IREE's SPIR-V matmul codegen folds the operand conversion into the contraction and "
+               "gets zero extension and narrow int-to-float conversion wrong (wrong results, "
+               "measured on lavapipe)", _widening_matmul),
+]
+
+
+class TargetLimitation(XlaError):
+    """The computation uses something IREE cannot do on the target (see LIMITATIONS)."""
+
+    def __init__(self, message: str, limitation: Limitation):
+        super().__init__(message)
+        self.limitation = limitation
+
+
+def limitations_of(module, target_name: str) -> list[tuple[str, Limitation]]:
+    """(op name, limitation) for every op of the module that hits a known limitation."""
+    t = target(target_name)
+    lims = [lim for lim in LIMITATIONS if lim.target == t.name]
+    if not lims:
+        return []
+    from xlair.dialect.ir import ir, lock
+    from xlair.dialect.types import Shape
+    found: list[tuple[str, Limitation]] = []
+
+    def types_of(values) -> set:
+        out = set()
+        for v in values:
+            try:
+                for leaf in Shape.from_mlir(v.type).leaves():
+                    if leaf.is_array:
+                        out.add(leaf.element_type.name)
+            except TypeError:
+                pass
+        return out
+
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name.startswith("xla.") and op.name != "xla.return":
+            ins, outs = types_of(op.operands), types_of(op.results)
+            for lim in lims:
+                if lim.matches(op.name, ins, outs):
+                    found.append((op.name, lim))
+        return ir.WalkResult.ADVANCE
+
+    with lock:
+        (module.operation if hasattr(module, "operation") else module).walk(visit)
+    return found
+
+
+def check_supported(module, target_name: str) -> None:
+    """Raise TargetLimitation when the module uses something the target cannot do."""
+    found = limitations_of(module, target_name)
+    if found:
+        op, lim = found[0]
+        raise TargetLimitation(f"target {target(target_name).name} cannot run '{op}' on "
+                               f"{lim.types}: {lim.reason}", lim)
