@@ -360,11 +360,26 @@ def convert_scalar(x: ir.Value, src: ElementType, dst: ElementType) -> ir.Value:
 SCALAR["xla.convert_element_type"] = lambda args, it, out: convert_scalar(args[0], it[0], out)
 
 
+def _pred_byte(v):
+    """A PRED as the byte XLA stores it in (0 or 1)."""
+    return arith.extui(ir.IntegerType.get_signless(8), v)
+
+
+def _byte_pred(v):
+    """A byte read as a PRED: nonzero is true."""
+    return _cmpi(CI.ne, v, arith.constant(v.type, ir.IntegerAttr.get(v.type, 0)))
+
+
 def _bitcast_same(args, in_types, out):
     x = args[0]
-    if in_types[0].builtin == out.builtin:
+    src = in_types[0]
+    if src.builtin == out.builtin:
         return x
-    return arith.bitcast(out.builtin_type(), x)
+    if src.is_pred:
+        x = _pred_byte(x)
+    if out.is_pred:
+        return _byte_pred(x)                  # the 8-bit types are integers
+    return x if x.type == out.builtin_type() else arith.bitcast(out.builtin_type(), x)
 
 
 SCALAR["xla.bitcast_convert_type"] = _bitcast_same
@@ -441,13 +456,15 @@ def lower_bitcast(lw):
     out = lw.result_shape
     x = lw.value("operand")
     s, d = src.element_type, out.element_type
-    if s.bits == d.bits:
+    from xlair.dialect.ops.elementwise import bitcast_bits
+    sb, db = bitcast_bits(s), bitcast_bits(d)
+    if sb == db:
         return lower_elementwise(lw)
-    wide_t = ir.IntegerType.get_signless(max(s.bits, d.bits))
-    narrow_t = ir.IntegerType.get_signless(min(s.bits, d.bits))
-    narrow_bits = min(s.bits, d.bits)
+    wide_t = ir.IntegerType.get_signless(max(sb, db))
+    narrow_t = ir.IntegerType.get_signless(min(sb, db))
+    narrow_bits = min(sb, db)
     idx_t = ir.IndexType.get()
-    if s.bits > d.bits:
+    if sb > db:
         # one input element -> `ratio` output elements along a new minor dimension
         n = out.rank
         in_map = affine_map(n, list(range(n - 1)))
@@ -457,6 +474,8 @@ def lower_bitcast(lw):
             k = arith.index_cast(wide_t, linalg.IndexOp(n - 1).result)
             sh = arith.muli(k, arith.constant(wide_t, ir.IntegerAttr.get(wide_t, narrow_bits)))
             part = arith.trunci(narrow_t, arith.shrui(bits, sh))
+            if d.is_pred:
+                return _byte_pred(part)
             return part if d.is_integer else arith.bitcast(d.builtin_type(), part)
         return generic([x], [in_map], [empty(out)], [affine_map(n, list(range(n)))],
                        ["parallel"] * n, body)[0]
@@ -467,7 +486,7 @@ def lower_bitcast(lw):
     init = value_of(linalg.fill(zero, outs=[empty(ir.RankedTensorType.get(list(out.dims), wide_t))]))
 
     def body(v, acc):
-        bits = v if s.is_integer else arith.bitcast(narrow_t, v)
+        bits = _pred_byte(v) if s.is_pred else v if s.is_integer else arith.bitcast(narrow_t, v)
         k = arith.index_cast(wide_t, linalg.IndexOp(n - 1).result)
         sh = arith.muli(k, arith.constant(wide_t, ir.IntegerAttr.get(wide_t, narrow_bits)))
         return arith.ori(acc, arith.shli(arith.extui(wide_t, bits), sh))

@@ -448,32 +448,47 @@ register(OpDef("ConvertElementType", (Operand("operand"), Attr("new_element_type
                doc="element-wise static_cast to new_element_type"))
 
 
+def bitcast_bits(t) -> int:
+    """Width of an element for BitcastConvertType: XLA stores PRED in a byte, so it is 8 here."""
+    return 8 if t.is_pred else t.bits
+
+
 def _bitcast_infer(chk, operand, new_element_type):
     chk.array("operand", operand)
     src, dst = operand.element_type, new_element_type
-    for name, t in (("operand", src), ("new_element_type", dst)):
-        if t.is_pred or t.is_complex:
-            chk.fail(name, "must have an integer or floating-point element type", t)
-    if src.bits == dst.bits:
+    if src.is_complex != dst.is_complex:
+        chk.fail("new_element_type", f"must be complex exactly when operand is ({src}): XLA does not "
+                 "bitcast between complex and real types", dst)
+    sb, db = bitcast_bits(src), bitcast_bits(dst)
+    if sb == db:
         return operand.with_type(dst)
-    if src.bits > dst.bits:
-        return Shape(dst, operand.dims + (src.bits // dst.bits,))
-    ratio = dst.bits // src.bits
+    if src.is_complex:
+        chk.fail("new_element_type", f"must have the width of operand's complex type ({src}); complex "
+                 "values bitcast only to complex values of the same width", dst)
+    if sb > db:
+        return Shape(dst, operand.dims + (sb // db,))
+    ratio = db // sb
     if operand.rank == 0 or operand.dims[-1] != ratio:
         chk.fail("operand", f"must have a last dimension of size {ratio} "
-                 f"({dst.bits}/{src.bits} bits) to bitcast to {dst}", operand)
+                 f"({db}/{sb} bits) to bitcast to {dst}", operand)
     return Shape(dst, operand.dims[:-1])
 
 
 def _bitcast_ref(operand, new_element_type, *, result):
     a = np.asarray(np.asarray(operand), order="C")
-    return a.reshape(-1).view(result.dtype).reshape(result.dims).copy() if a.size else \
-        np.zeros(result.dims, result.dtype)
+    if not a.size:
+        return np.zeros(result.dims, result.dtype)
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)                      # a PRED byte holds 0 or 1
+    if result.element_type.is_pred:
+        return a.reshape(-1).view(np.uint8).reshape(result.dims) != 0
+    return a.reshape(-1).view(result.dtype).reshape(result.dims).copy()
 
 
 register(OpDef("BitcastConvertType", (Operand("operand"), Attr("new_element_type", ETypeKind())),
                _bitcast_infer, _bitcast_ref, "elementwise", "BitcastConvertType",
-               doc="reinterpret bits; differing widths add or remove a minor dimension"))
+               doc="reinterpret bits; differing widths add or remove a minor dimension (PRED is a byte; "
+                   "complex only to complex of the same width)"))
 
 
 # ----------------------------------------------------------------------------------------

@@ -78,3 +78,22 @@ def test_pow_follows_c_on_negative_bases_and_special_values(target, covers):
     got = xla.compile(b.build(), target=target)(np.array([-2, -2, 5, -8], np.float32),
                                                 np.array([2, 3, 2, -1], np.float32))
     np.testing.assert_array_equal(got, np.array([4, -8, 25, -0.125], np.float32))   # exact, not 25.000002
+
+
+def test_bitcast_convert_type_of_pred_and_complex_as_xla(target, covers):
+    """XLA stores PRED in a byte and bitcasts complex values to complex values of the same
+    width; xla.bitcast_convert_type rejected both (JAX emits identity bitcasts of them)."""
+    covers.add(target, "xla.bitcast_convert_type")
+    cases = [
+        (np.array([True, False, True]), xla.U8, np.array([1, 0, 1], np.uint8)),
+        (np.array([0, 1, 2], np.int8), xla.PRED, np.array([False, True, True])),
+        (np.array([[1, 0, 0, 0, 0, 0, 0, 1], [0] * 8], bool), xla.S64, np.array([1 + 2 ** 56, 0], np.int64)),
+        (np.array([1 + 2j, -0.5j], np.complex64), xla.C64, np.array([1 + 2j, -0.5j], np.complex64)),
+    ]
+    for x, et, want in cases:
+        b = xla.Builder("bitcast")
+        ops.bitcast_convert_type(b.parameter(0, xla.Shape(x.dtype, x.shape)), et)
+        comp = b.build()
+        for got in (xla.interpret(comp, x), xla.compile(comp, target=target)(x)):
+            np.testing.assert_array_equal(got, want)
+            assert got.dtype == want.dtype

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import xlair as xla
-from xlair import C64, F32, F64, PRED, S32, U8, U32, Shape
+from xlair import C64, C128, F32, F64, PRED, S32, U8, U32, Shape
 from xlair import ops as O
 from xlair_testing import scalar_computation
 
@@ -78,7 +78,9 @@ CASES = [
     # conversions
     ("convert_element_type", lambda b, p: O.convert_element_type(p["c"], F32), "'xla.convert_element_type' new_element_type must be complex when operand is complex"),
     ("convert_element_type", lambda b, p: O.convert_element_type(p["f"], "f128"), "'xla.convert_element_type' new_element_type must be an XLA element type"),
-    ("bitcast_convert_type", lambda b, p: O.bitcast_convert_type(p["p"], U8), "'xla.bitcast_convert_type' operand must have an integer or floating-point element type"),
+    ("bitcast_convert_type", lambda b, p: O.bitcast_convert_type(p["c"], F32), "'xla.bitcast_convert_type' new_element_type must be complex exactly when operand is"),
+    ("bitcast_convert_type", lambda b, p: O.bitcast_convert_type(p["c"], C128), "'xla.bitcast_convert_type' new_element_type must have the width of operand's complex type"),
+    ("bitcast_convert_type", lambda b, p: O.bitcast_convert_type(p["p"], S32), "'xla.bitcast_convert_type' operand must have a last dimension of size 4 (32/8 bits)"),
     ("bitcast_convert_type", lambda b, p: O.bitcast_convert_type(p["u"], F32), "'xla.bitcast_convert_type' operand must have a last dimension of size 4"),
     # shape ops
     ("iota", lambda b, p: O.iota(b, PRED, 4), "'xla.iota' type must be an integer, floating-point or complex type"),
