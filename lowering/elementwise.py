@@ -68,7 +68,17 @@ SCALAR["xla.mul"] = _by_kind(v(arith.mulf), v(arith.muli), v(arith.muli), v(comp
 SCALAR["xla.logical_and"] = SCALAR["xla.and"] = v(arith.andi)
 SCALAR["xla.logical_or"] = SCALAR["xla.or"] = v(arith.ori)
 SCALAR["xla.xor"] = v(arith.xori)
-SCALAR["xla.atan2"] = v(math.atan2)
+def _complex_atan2(args, in_types, out):
+    """XLA's complex atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2))."""
+    y, x = args
+    et = in_types[0]
+    i = _c(et, 1j)
+    num = complex_d.add(x, complex_d.mul(i, y))
+    den = complex_d.sqrt(complex_d.add(complex_d.mul(x, x), complex_d.mul(y, y)))
+    return complex_d.mul(_c(et, -1j), complex_d.log(complex_d.div(num, den)))
+
+
+SCALAR["xla.atan2"] = _by_kind(v(math.atan2), complex_fn=_complex_atan2)
 SCALAR["xla.complex"] = lambda args, it, out: _mk_complex(out, args[0], args[1])
 
 

@@ -144,7 +144,10 @@ def _shift(kind):
 
 
 def _atan2(a, b):
+    """atan2(y=a, x=b); for complex values XLA's -i log((x + i y) / sqrt(x^2 + y^2))."""
     with np.errstate(all="ignore"):
+        if a.dtype.kind == "c":
+            return (-1j * np.log((b + 1j * a) / np.sqrt(b * b + a * a))).astype(a.dtype)
         return np.arctan2(a, b).astype(a.dtype)
 
 
@@ -202,7 +205,7 @@ BINARY = [
     ("LogicalAnd", (PRED,), None, lambda a, b: a & b),
     ("LogicalOr", (PRED,), None, lambda a, b: a | b),
     ("Pow", NUM, None, _pow),
-    ("Atan2", FLOATS, None, _atan2),
+    ("Atan2", FLOAT_CPLX, None, _atan2),
     ("And", INT_PRED, None, lambda a, b: a & b),
     ("Or", INT_PRED, None, lambda a, b: a | b),
     ("Xor", INT_PRED, None, lambda a, b: a ^ b),

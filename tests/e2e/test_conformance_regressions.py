@@ -97,3 +97,20 @@ def test_bitcast_convert_type_of_pred_and_complex_as_xla(target, covers):
         for got in (xla.interpret(comp, x), xla.compile(comp, target=target)(x)):
             np.testing.assert_array_equal(got, want)
             assert got.dtype == want.dtype
+
+
+def test_complex_atan2_as_xla(target, covers):
+    """XLA's Atan2 takes complex operands (-i log((x + i y) / sqrt(x^2 + y^2))); xla.atan2 took
+    floats only.  Expected values: XLA:CPU (jax 0.10.2) on the same inputs."""
+    covers.add(target, "xla.atan2")
+    for dt, et in ((np.complex64, xla.C64), (np.complex128, xla.C128)):
+        if dt == np.complex128 and target != "cpu":
+            continue
+        y = np.array([1 + 1j, 2 + 0j], dt)
+        x = np.array([1 + 0j, 1 - 1j], dt)
+        b = xla.Builder("atan2")
+        ops.atan2(b.parameter(0, xla.Shape(et, (2,))), b.parameter(1, xla.Shape(et, (2,))))
+        comp = b.build()
+        want = np.array([1.01722197 + 0.40235948j] * 2)
+        for got in (xla.interpret(comp, y, x), xla.compile(comp, target=target)(y, x)):
+            np.testing.assert_allclose(got, want, rtol=2e-6)

@@ -48,7 +48,7 @@ CASES = [
     ("and", lambda b, p: O.and_(p["f"], p["f"]), "'xla.and' lhs must have PRED, signed integer or unsigned integer element type"),
     ("logical_and", lambda b, p: O.logical_and(p["i"], p["i"]), "'xla.logical_and' lhs must have PRED element type"),
     ("shift_left", lambda b, p: O.shift_left(p["f"], p["f"]), "'xla.shift_left' lhs must have signed integer or unsigned integer"),
-    ("atan2", lambda b, p: O.atan2(p["i"], p["i"]), "'xla.atan2' lhs must have floating-point element type"),
+    ("atan2", lambda b, p: O.atan2(p["i"], p["i"]), "'xla.atan2' lhs must have floating-point or complex element type"),
     ("complex", lambda b, p: O.complex(p["i"], p["i"]), "'xla.complex' lhs must have floating-point element type"),
     ("pow", lambda b, p: O.pow(p["p"], p["p"]), "'xla.pow' lhs must have"),
     # comparisons
