@@ -40,7 +40,9 @@ class AttrKind:
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+    """An integer that fits a 64-bit attribute."""
+    return (isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+            and -(1 << 63) <= int(v) < (1 << 63))
 
 
 class Int(AttrKind):

@@ -12,20 +12,7 @@ import numpy as np
 from .types import ElementType, Shape
 
 
-class XlaError(ValueError):
-    """A program or an argument breaks a rule of XLA's operation semantics."""
-
-    def __init__(self, message: str, *, op: str | None = None, param: str | None = None,
-                 location: str | None = None):
-        self.op, self.param, self.location = op, param, location
-        self.message = message
-        super().__init__(message + (f" (at {location})" if location else ""))
-
-    def at(self, location: str | None) -> "XlaError":
-        """The same error, pointing at a source location (when it has none yet)."""
-        if location and not self.location:
-            return XlaError(self.message, op=self.op, param=self.param, location=location)
-        return self
+from .errors import XlaError  # noqa: F401  (the one error type; re-exported)
 
 
 def show(v) -> str:

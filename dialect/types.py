@@ -12,7 +12,10 @@ from typing import Iterable, Sequence
 import ml_dtypes
 import numpy as np
 
+from .errors import XlaError
 from .ir import context, ir
+
+MAX_DIM = 1 << 48
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,12 @@ class Shape:
 
     def __init__(self, element_type, dims: Iterable[int] = ()):
         self.element_type = element_type if element_type is None else globals()["element_type"](element_type)
-        self.dims = tuple(int(d) for d in dims)
+        try:
+            self.dims = tuple(int(d) for d in dims)
+        except (TypeError, ValueError):
+            raise XlaError(f"Shape dimensions must be integers; got {dims!r}") from None
+        if any(abs(d) >= MAX_DIM for d in self.dims):    # (negative sizes are left to the shape rules)
+            raise XlaError(f"Shape dimensions must be smaller than 2^48; got {list(self.dims)}")
         self.tuple_shapes = None
         self._token = False
 

@@ -33,7 +33,38 @@ def _convert(x: ir.Value, s: Shape, et) -> ir.Value:
                    lambda a, _o: convert_scalar(a, s.element_type, et))[0]
 
 
+def _regroup(v: ir.Value, dims, groups, expand: bool = False) -> ir.Value:
+    """Collapse (or expand back) consecutive dimension groups; empty groups add no dimension."""
+    from xlair.dialect.ir import tensor
+    from .registry import reassociation
+    et = ir.RankedTensorType(v.type).element_type
+    reassoc, i = [], 0
+    for g in groups:
+        if g:
+            reassoc.append(list(range(i, i + len(g))))
+            i += len(g)
+    if all(len(r) == 1 for r in reassoc) and len(reassoc) == len(dims):
+        return v
+    collapsed = [_prod(dims[d] for d in r) for r in reassoc]
+    if expand:
+        return tensor.ExpandShapeOp(ir.RankedTensorType.get(list(dims), et), v, reassociation(reassoc), [],
+                                    list(dims)).result
+    return tensor.CollapseShapeOp(ir.RankedTensorType.get(collapsed, et), v, reassociation(reassoc)).result
+
+
+_NAMED = {  # (batch, lhs free, rhs free) present -> linalg named op
+    (False, True, True): linalg.matmul, (False, True, False): linalg.matvec,
+    (False, False, True): linalg.vecmat, (False, False, False): linalg.dot,
+    (True, True, True): linalg.batch_matmul, (True, True, False): linalg.batch_matvec,
+    (True, False, True): linalg.batch_vecmat,
+}
+
+
 def lower_dot_general(lw, dn: DotDimensionNumbers):
+    """Transpose to [batch, lhs free, contracting] x [batch, contracting, rhs free], collapse
+    each group to one dimension (an empty group to none, so no unit dimensions appear), and
+    contract with the named op for the groups present (matmul, matvec, vecmat, dot and their
+    batch forms); complex types and the rest use a contraction generic."""
     lhs_s, rhs_s, out = lw.shape("lhs"), lw.shape("rhs"), lw.result_shape
     et = out.element_type
     lhs = _convert(lw.value("lhs"), lhs_s, et)
@@ -44,33 +75,46 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     rfree = [d for d in range(rhs_s.rank) if d not in rb and d not in rc]
     lhs_t = transpose(lhs, lhs_s.with_type(et), lb + lfree + lc)
     rhs_t = transpose(rhs, rhs_s.with_type(et), rb + rc + rfree)
-    B = _prod(lhs_s.dims[d] for d in lb)
-    M = _prod(lhs_s.dims[d] for d in lfree)
-    K = _prod(lhs_s.dims[d] for d in lc)
-    N = _prod(rhs_s.dims[d] for d in rfree)
-    batched = bool(lb)
-    lshape = [B, M, K] if batched else [M, K]
-    rshape = [B, K, N] if batched else [K, N]
-    oshape = [B, M, N] if batched else [M, N]
-    a = reshape(lhs_t, lshape)
-    b = reshape(rhs_t, rshape)
-    acc_shape = Shape(et, oshape)
-    init = fill(acc_shape, scalar_const(et, 0))
-    if et.is_complex:
-        n = len(oshape)
-        dims = list(range(n + 1))            # (b,) m, n, k
-        k = n
-        bm = dims[:-3] if batched else []
-        amap = affine_map(n + 1, bm + [n - 2, k])
-        bmap = affine_map(n + 1, bm + [k, n - 1])
-        omap = affine_map(n + 1, bm + [n - 2, n - 1])
-        res = generic([a, b], [amap, bmap], [init], [omap], ["parallel"] * n + ["reduction"],
-                      lambda x, y, acc: complex_d.add(acc, complex_d.mul(x, y)))[0]
-    elif batched:
-        res = value_of(linalg.batch_matmul(a, b, outs=[init]))
+    ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
+    rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
+    nb, nm, nk, nn = len(lb), len(lfree), len(lc), len(rfree)
+    if _prod(lhs_s.dims[d] for d in lc) == 1:
+        # nothing to sum: a broadcast product over the output (IREE's data tiling breaks on
+        # K = 1 contractions fed by reductions)
+        no = nb + nm + nn
+        amap = affine_map(no, list(range(nb + nm)) + [None] * nk)
+        bmap = affine_map(no, list(range(nb)) + [None] * nk + list(range(nb + nm, no)))
+        mul = SCALAR["xla.mul"]
+        return generic([lhs_t, rhs_t], [amap, bmap], [empty(out)], [affine_map(no, list(range(no)))],
+                       ["parallel"] * no, lambda x, y, _o: mul([x, y], [et, et], et))[0]
+    a = _regroup(lhs_t, ldims, [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nk)])
+    b = _regroup(rhs_t, rdims, [range(nb), range(nb, nb + nk), range(nb + nk, nb + nk + nn)])
+    has = (nb > 0, nm > 0, nn > 0)
+    odims = [ir.RankedTensorType(a.type).shape[0]] if nb else []
+    if nm:
+        odims.append(_prod(lhs_s.dims[d] for d in lfree))
+    if nn:
+        odims.append(_prod(rhs_s.dims[d] for d in rfree))
+    init = fill(Shape(et, odims), scalar_const(et, 0))
+    named = _NAMED.get(has)
+    if named is not None and nk > 0 and not et.is_complex:
+        res = value_of(named(a, b, outs=[init]))
     else:
-        res = value_of(linalg.matmul(a, b, outs=[init]))
-    return reshape(res, out.dims)
+        # loop dimensions: [b] [m] [n] [k], each present or not
+        pos, i = {}, 0
+        for key, present in (("b", nb), ("m", nm), ("n", nn), ("k", nk)):
+            if present:
+                pos[key] = i
+                i += 1
+        amap = affine_map(i, [pos[k] for k in ("b", "m", "k") if k in pos])
+        bmap = affine_map(i, [pos[k] for k in ("b", "k", "n") if k in pos])
+        omap = affine_map(i, [pos[k] for k in ("b", "m", "n") if k in pos])
+        its = ["reduction" if k == "k" else "parallel" for k in pos]
+        add, mul = SCALAR["xla.add"], SCALAR["xla.mul"]
+        res = generic([a, b], [amap, bmap], [init], [omap], its,
+                      lambda x, y, acc: add([acc, mul([x, y], [et, et], et)], [et, et], et))[0]
+    return _regroup(res, list(out.dims), [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nn)],
+                    expand=True)
 
 
 @lowers("xla.dot")

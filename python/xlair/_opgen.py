@@ -64,6 +64,10 @@ def make(opdef: OpDef, name: str):
         if opdef.bind is not None:
             try:
                 bound = opdef.bind(*args, **kwargs)
+            except XlaError as e:
+                if e.op is not None:
+                    raise
+                raise XlaError(f"'xla.{opdef.name}' {e.message}", op=opdef.name, location=chk.location) from None
             except TypeError as e:
                 chk.fail("arguments", f"must match {name}{inspect.signature(opdef.bind)} ({e})", None,
                          show_got=False)

@@ -14,6 +14,7 @@ import numpy as np
 
 import xlair.dialect as _dialect_pkg
 import xlair.lowering as _lowering_pkg
+from xlair.dialect.attrs import Optional
 from xlair.dialect.checks import Check, XlaError
 from xlair.dialect.core import RETURN, OpDef, Sig
 from xlair.dialect.ir import context, func, ir, lock
@@ -114,6 +115,8 @@ class Builder:
             chk.fail("parameter_number", "must be a non-negative integer", number)
         if not isinstance(shape, Shape):
             chk.fail("shape", "must be an xla.Shape", shape)
+        if any(d < 0 for s in shape.leaves() if s.is_array for d in s.dims):
+            chk.fail("shape", "must not have negative dimensions", shape)
         if int(number) in self._params:
             chk.fail("parameter_number", "must be unique in the computation", int(number))
         self._nodes.append(_Node(None, {}, shape, loc, int(number), name))
@@ -146,6 +149,8 @@ class Builder:
                 cs = [_comp(chk, f"{p.name}[{i}]", x) for i, x in enumerate(vs)]
                 norm[p.name], shapes[p.name] = cs, [c.program_shape for c in cs]
             else:
+                if v is None and not isinstance(p.attr, Optional):
+                    chk.fail(p.name, f"must be {p.attr.what}", None)
                 val = None if v is None else p.attr.normalize(chk, p.name, v)
                 norm[p.name] = shapes[p.name] = val
         shape = opdef.infer(chk, **shapes)

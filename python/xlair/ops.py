@@ -31,11 +31,11 @@ _complex_op = globals()["complex"]
 def constant(builder, value, dtype=None):
     """Constant: an array literal.  numpy values keep their dtype; Python bool/int/float/complex
     become PRED/S32/F32/C64 (as XlaBuilder's ConstantR0<T>); `dtype` overrides."""
-    if dtype is None and not isinstance(value, (_np.ndarray, _np.generic)):
-        kind = _np.asarray(value).dtype.kind
-        dtype = {"b": _np.bool_, "i": _np.int32, "u": _np.uint32, "f": _np.float32,
-                 "c": _np.complex64}.get(kind)
     try:
+        if dtype is None and not isinstance(value, (_np.ndarray, _np.generic)):
+            kind = _np.asarray(value).dtype.kind
+            dtype = {"b": _np.bool_, "i": _np.int32, "u": _np.uint32, "f": _np.float32,
+                     "c": _np.complex64}.get(kind)
         a = _np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as e:
         _Check("constant").fail("value", f"must be an array literal ({e})", value)

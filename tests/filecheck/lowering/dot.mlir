@@ -7,12 +7,23 @@ func.func @matmul(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
   %r = "xla.dot"(%a, %b) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
 }
-// A vector-vector dot is a 1x1 matmul reshaped to a scalar.
+// Vector forms use the named vector contractions (no unit dimensions are made up).
 // CHECK-LABEL: func.func @vecvec
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x3xf32>, tensor<3x1xf32>)
-// CHECK: tensor.collapse_shape
+// CHECK: linalg.dot ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<f32>)
 // CHECK-NOT: xla.
 func.func @vecvec(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<f32> {
   %r = "xla.dot"(%a, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
   return %r : tensor<f32>
+}
+// CHECK-LABEL: func.func @matvec
+// CHECK: linalg.matvec ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<2xf32>)
+func.func @matvec(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {
+  %r = "xla.dot"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+// CHECK-LABEL: func.func @vecmat
+// CHECK: linalg.vecmat ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3x4xf32>) outs(%{{.*}} : tensor<4xf32>)
+func.func @vecmat(%a: tensor<3xf32>, %b: tensor<3x4xf32>) -> tensor<4xf32> {
+  %r = "xla.dot"(%a, %b) : (tensor<3xf32>, tensor<3x4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }
