@@ -375,6 +375,10 @@ class _Scope:
         try:
             if fn is None:
                 raise Unsupported(_unsupported_reason(name), op=name)
+            lacks = XLA_LACKS.get(name)
+            why = lacks(op) if lacks else None
+            if why:
+                raise Unsupported(f"'{name}' {why}", op=name)
             outs = fn(self, op)
             if len(outs) != len(op.results):
                 raise XlaError(f"made {len(outs)} values for {len(op.results)} results")
@@ -1066,6 +1070,27 @@ NO_COUNTERPART = {
     "compute_reshape_shape": "a shape computation on dynamic shapes",
     "cstr_reshapable": "a shape constraint on dynamic shapes",
 }
+
+
+def _cbrt_lacks(op):
+    if shape_of(op.operands[0].type, "operand").element_type.is_complex:
+        return "of complex values: XLA's Cbrt takes floating-point types only"
+    return None
+
+
+def _bitcast_lacks(op):
+    src, dst = shape_of(op.operands[0].type, "operand"), _result_shape(op)
+    s, d = src.element_type, dst.element_type
+    if (s.is_pred or d.is_pred) and src.dims != dst.dims:
+        return ("with i1 changing the shape: StableHLO packs i1 as one bit, XLA's BitcastConvertType "
+                "stores PRED in a byte")
+    if (s.is_complex or d.is_complex) and (s.is_complex != d.is_complex or s.bits != d.bits):
+        return f"from {s} to {d}: XLA bitcasts complex values only to complex values of the same width"
+    return None
+
+
+#: StableHLO ops valid for operands that XLA's counterpart does not take (-> Unsupported).
+XLA_LACKS = {"stablehlo.cbrt": _cbrt_lacks, "stablehlo.bitcast_convert": _bitcast_lacks}
 
 
 def _unsupported_reason(name: str) -> str:

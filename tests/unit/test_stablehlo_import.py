@@ -387,13 +387,41 @@ def test_collectives_are_unsupported_until_they_exist(op):
 
 
 def test_shape_rule_errors_name_the_stablehlo_op_and_the_xla_rule():
-    # StableHLO allows a complex cbrt; XLA (and xla.cbrt) take floating-point types only
+    # StableHLO's clamp takes complex operands; xla.clamp (ordered types) does not
     text = """func.func @main(%a: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+      %0 = stablehlo.clamp %a, %a, %a : tensor<2xcomplex<f32>>
+      return %0 : tensor<2xcomplex<f32>> }"""
+    with pytest.raises(xla.XlaError, match=r"'stablehlo.clamp': 'xla.clamp' operand must have an ordered "
+                                           r"\(non-complex\) element type; got c64\[2\] \(at stablehlo:2\)"):
+        from_stablehlo(text)
+    bad_shape = """func.func @main() -> tensor<3xi32> {
+      %s = stablehlo.constant dense<[4]> : tensor<1xi64>
+      %0 = stablehlo.dynamic_iota %s, dim = 0 : (tensor<1xi64>) -> tensor<3xi32>
+      return %0 : tensor<3xi32> }"""
+    with pytest.raises(xla.XlaError, match=r"cannot parse the StableHLO module: output shape \[4\] is "
+                                           r"incompatible"):        # StableHLO's own verifier
+        from_stablehlo(bad_shape)
+
+
+@pytest.mark.parametrize("src,dst,why", [
+    ("tensor<2xcomplex<f32>>", "tensor<2xcomplex<f32>>", None),
+    ("tensor<8xi1>", "tensor<i8>", "stores PRED in a byte"),
+    ("tensor<complex<f64>>", "tensor<2xcomplex<f32>>", "same width"),
+])
+def test_what_stablehlo_allows_and_xla_does_not_is_unsupported(src, dst, why):
+    text = f"""func.func @main(%a: {src}) -> {dst} {{
+      %0 = stablehlo.bitcast_convert %a : ({src}) -> {dst}
+      return %0 : {dst} }}"""
+    if why is None:
+        from_stablehlo(text)
+    else:
+        with pytest.raises(Unsupported, match=why):
+            from_stablehlo(text)
+    cbrt = """func.func @main(%a: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
       %0 = stablehlo.cbrt %a : tensor<2xcomplex<f32>>
       return %0 : tensor<2xcomplex<f32>> }"""
-    with pytest.raises(xla.XlaError, match=r"'stablehlo.cbrt': 'xla.cbrt' operand must have floating-point "
-                                           r"element type; got c64\[2\] \(at stablehlo:2\)"):
-        from_stablehlo(text)
+    with pytest.raises(Unsupported, match="XLA's Cbrt takes floating-point types only"):
+        from_stablehlo(cbrt)
 
 
 def test_scalar_computations_cannot_capture_values():
