@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 JOBS   ?= auto
 
-.PHONY: demo test status fuzz bench clean
+.PHONY: demo test status fuzz bench clean conformance
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ test: $(STAMP)
 	rm -rf build/test-results
 	$(PY) -m pytest -n $(JOBS) tests; rc=$$?; \
 	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md; exit $$rc
+
+# The StableHLO conformance suites through the importer and the CPU target (long: not part of
+# `make test`, which runs a sample); writes docs/conformance.md.
+conformance: $(STAMP)
+	$(PY) tests/conformance/run.py --jobs 2
 
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md
