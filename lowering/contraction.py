@@ -78,6 +78,8 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
     rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
     nb, nm, nk, nn = len(lb), len(lfree), len(lc), len(rfree)
+    if _prod(lhs_s.dims[d] for d in lc) == 0:        # an empty sum
+        return fill(out, scalar_const(et, 0))
     if _prod(lhs_s.dims[d] for d in lc) == 1:
         # nothing to sum: a broadcast product over the output (IREE's data tiling breaks on
         # K = 1 contractions fed by reductions)

@@ -190,6 +190,11 @@ def pattern_set() -> rewrite.FrozenRewritePatternSet:
     return ps.freeze()
 
 
+def _no_elements(op: ir.Operation) -> bool:
+    t = op.results[0].type
+    return is_tensor(t) and any(d == 0 for d in ir.RankedTensorType(t).shape)
+
+
 def _wrap(name: str, fn: Callable):
     opdef = lookup(name)
 
@@ -198,6 +203,11 @@ def _wrap(name: str, fn: Callable):
         if in_scalar_region(op):
             return True  # lowered with the region that holds it
         with rewriter.ip, op.location:
+            if opdef is not None and not opdef.side_effecting and _no_elements(op):
+                # a result without elements needs no computation (and spares IREE and MLIR
+                # their zero-size corner cases)
+                rewriter.replace_op(op, [cast(empty(Shape.from_mlir(op.results[0].type)), op.results[0].type)])
+                return False
             try:
                 lw = Lower(op, rewriter, opdef) if opdef else None
                 res = fn(lw) if opdef else fn(op, rewriter)
