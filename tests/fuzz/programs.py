@@ -296,8 +296,54 @@ def g_sort(g: Gen):
     return g.add(O.sort([a.op], b.build(), d, True), a.exact, a.bound, a)
 
 
+def g_call_map(g: Gen):
+    """Call or Map of a small element-wise computation (one shared function per computation)."""
+    a = g.pick(lambda v: _numeric(v) and v.exact and v.bound < 64)
+    name = g.rng.choice(["add", "max", "mul"])
+    sub = _scalar_comp(name, a.et) if g.rng.random() < 0.5 else None
+    if sub is not None:
+        b2 = g.pick(lambda v: v.exact and v.bound < 64, et=a.et, dims=a.shape.dims)
+        bound = a.bound * b2.bound if name == "mul" else a.bound + b2.bound
+        return g.add(O.map([a.op, b2.op], sub, list(range(a.shape.rank))), True, bound, a, b2)
+    cb = xla.Builder("callee")
+    x = cb.parameter(0, a.shape)
+    getattr(O, name)(x, x)
+    bound = a.bound * a.bound if name == "mul" else 2 * a.bound
+    return g.add(O.call(cb.build(), [a.op]), a.exact, bound, a)
+
+
+def g_while(g: Gen):
+    """A counted loop adding a value to an accumulator n times."""
+    a = g.pick(lambda v: _numeric(v) and v.exact and v.bound < 16 and not v.et.is_unsigned)
+    n = g.rng.randint(0, 4)
+    st = Shape.tuple([Shape(S32, ()), a.shape, a.shape])
+    cb = xla.Builder("cond")
+    s = cb.parameter(0, st)
+    O.lt(O.get_tuple_element(s, 0), O.constant(cb, np.int32(n)))
+    bb = xla.Builder("body")
+    s = bb.parameter(0, st)
+    O.tuple(bb, [O.add(O.get_tuple_element(s, 0), O.constant(bb, np.int32(1))),
+                 O.add(O.get_tuple_element(s, 1), O.get_tuple_element(s, 2)), O.get_tuple_element(s, 2)])
+    w = O.while_(cb.build(), bb.build(), O.tuple(g.b, [O.constant(g.b, np.int32(0)), a.op, a.op]))
+    return g.add(O.get_tuple_element(w, 1), a.exact, a.bound * (n + 1), a)
+
+
+def g_conditional(g: Gen):
+    a = g.pick(lambda v: _numeric(v) and v.exact and v.bound < 64)
+    sel = g.pick(lambda v: v.exact and v.bound < 64, et=S32, dims=())
+    branches = []
+    for name in g.rng.sample(["neg", "abs", "sign"], g.rng.randint(1, 3)):
+        if a.et.is_unsigned:
+            name = "sign"
+        bb = xla.Builder(f"branch_{name}")
+        getattr(O, name)(bb.parameter(0, a.shape))
+        branches.append(bb.build())
+    return g.add(O.conditional(sel.op, branches, [a.op] * len(branches)), a.exact, a.bound, a)
+
+
 GENERATORS = [g_binary_arith, g_broadcast_binary, g_int_bits, g_unary_smooth, g_unary_exact, g_compare_select,
-              g_clamp, g_convert, g_movement, g_movement, g_reduce, g_dot, g_sort]
+              g_clamp, g_convert, g_movement, g_movement, g_reduce, g_dot, g_sort, g_call_map, g_while,
+              g_conditional]
 
 
 def random_program(seed: int, builder: xla.Builder, params: list, n_ops: int | None = None) -> list[Val]:
