@@ -175,18 +175,28 @@ class OpDef:
             try:
                 out[p.name] = ir.FlatSymbolRefAttr(attrs[p.name]).value
             except (ValueError, TypeError):
-                chk.fail(p.name, "must be a symbol naming a function of the module", str(attrs[p.name]))
+                chk.fail(p.name, "must be a symbol naming a function of the module", _attr_text(attrs, p.name))
         for p in self.attr_params:
             if p.name in attrs:
                 try:
                     out[p.name] = p.attr.from_attr(attrs[p.name])
                 except (ValueError, TypeError, KeyError) as e:
-                    chk.fail(p.name, f"must be {p.attr.what}", str(attrs[p.name]))
+                    chk.fail(p.name, f"must be {p.attr.what}", _attr_text(attrs, p.name))
             elif p.optional:
                 out[p.name] = p.default
             else:
                 chk.fail(p.name, "is required", None, show_got=False)
         return out
+
+
+def _attr_text(attrs, name: str) -> str:
+    """The text of an attribute, also of kinds the bindings cannot represent in Python (reading
+    `array<ui8: ...>` raises TypeError)."""
+    try:
+        return str(attrs[name])
+    except (TypeError, ValueError) as e:
+        m = re.search(r"Attribute\((.*?)\)\)?\s*$", str(e))
+        return m.group(1) if m else "an attribute of a kind the MLIR bindings cannot read"
 
 
 # ----------------------------------------------------------------------------------------

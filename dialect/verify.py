@@ -67,6 +67,9 @@ def verify_op(op: ir.Operation) -> None:
         inferred = infer_op(op)
     except XlaError as e:
         raise e.at(location_str(op.location)) from None
+    except TypeError as e:      # an attribute the MLIR bindings cannot read (array<ui8: ...>, ...)
+        raise XlaError(f"'{op.name}' has an attribute of a kind xla ops do not take: {e}",
+                       location=location_str(op.location)) from None
     if len(op.results) != 1:
         raise XlaError(f"'{op.name}' must have one result; got {len(op.results)}",
                        location=location_str(op.location))

@@ -1,25 +1,67 @@
 """xlair-opt: verify `.mlir` holding xla ops and run xlair and upstream MLIR passes on it.
 
+    xlair-opt in.mlir                          # parse, verify, print
     xlair-opt in.mlir -p xla-to-linalg
     xlair-opt in.mlir --pass-pipeline='builtin.module(xla-simplify,xla-to-linalg,canonicalize,cse)'
     xlair-opt in.mlir --split-input-file --verify-diagnostics
     xlair-opt --list-passes
 
-Exit status 1 with a diagnostic on bad input; never a traceback.
+The input holds `xla.*` ops in MLIR's generic form beside ops of any dialect IREE's MLIR
+registers (func, arith, linalg, ...).  It is verified with MLIR's structural rules and every
+xla op with its record's shape rule; then the passes run in order: xlair's own by name, and
+runs of upstream passes through MLIR's pass manager.
+
+Bad input (a parse error, a broken rule, a failing pass, a file that is not text) gives the
+diagnostic `file:line:col: error: message` on stderr and exit status 1, never a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 
-SPLIT = "// -----"
+SPLIT = re.compile(r"^// -----.*$", re.M)
+SEPARATOR = "// -----"
+KINDS = ("error", "warning", "remark", "note")
+_EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(?:@([+-]\d+|above|below))?\s*\{\{(.*?)\}\}")
 
 
-def _split_pipeline(text: str) -> list[str]:
-    """Top-level pass names of a textual pipeline (the builtin.module(...) wrapper removed)."""
+class UsageError(Exception):
+    """A bad command line or an unreadable input: reported once, exit status 1.  `located`
+    messages already start with `file:line: error:`."""
+
+    def __init__(self, message: str, located: bool = False):
+        super().__init__(message)
+        self.located = located
+
+
+@dataclasses.dataclass
+class Diag:
+    kind: str               # error | note
+    message: str
+    line: int | None = None
+    col: int | None = None
+
+    def render(self, name: str) -> str:
+        where = name if self.line is None else f"{name}:{self.line}" + (f":{self.col}" if self.col else "")
+        return f"{where}: {self.kind}: {self.message}\n"
+
+
+class _Failed(Exception):
+    def __init__(self, diags: list[Diag]):
+        super().__init__("; ".join(d.message for d in diags))
+        self.diags = diags
+
+
+# ----------------------------------------------------------------------------------------
+# pipelines
+# ----------------------------------------------------------------------------------------
+def split_pipeline(text: str) -> list[str]:
+    """Top-level pass items of a textual pipeline (an outer builtin.module(...) removed):
+    'builtin.module(xla-to-linalg,func.func(cse))' -> ['xla-to-linalg', 'func.func(cse)']."""
     text = text.strip()
-    m = re.fullmatch(r"builtin\.module\((.*)\)", text, re.S)
+    m = re.fullmatch(r"builtin\.module\s*\((.*)\)", text, re.S)
     if m:
         text = m.group(1)
     items, depth, cur = [], 0, ""
@@ -28,160 +70,324 @@ def _split_pipeline(text: str) -> list[str]:
             depth += 1
         elif ch in ")}":
             depth -= 1
+            if depth < 0:
+                raise UsageError(f"unbalanced parentheses in pass pipeline {text!r}")
         if ch == "," and depth == 0:
             items.append(cur.strip())
             cur = ""
         else:
             cur += ch
+    if depth != 0:
+        raise UsageError(f"unbalanced parentheses in pass pipeline {text!r}")
     if cur.strip():
         items.append(cur.strip())
+    if any(not it for it in items):
+        raise UsageError(f"empty pass name in pass pipeline {text!r}")
     return items
 
 
-def run_pipeline(module, items: list[str]) -> None:
-    """Run pass items in order: xlair passes by name, runs of upstream passes through MLIR's
-    pass manager."""
-    from xlair.dialect.ir import context, ir, lock, passmanager
-    from xlair.lowering.pipeline import PASSES, run
+def plan(items: list[str]) -> list[tuple[str, str]]:
+    """Group pass items into steps: ('xlair', name) or ('mlir', 'builtin.module(a,b)'), each
+    upstream run checked by MLIR's pipeline parser now, before any input is read."""
+    from xlair.dialect.ir import context, lock, passmanager
+    from xlair.lowering.pipeline import PASSES
 
-    upstream: list[str] = []
+    steps: list[tuple[str, str]] = []
+    run: list[str] = []
 
     def flush():
-        if upstream:
+        if run:
+            text = f"builtin.module({','.join(run)})"
             with lock, context():
-                pm = passmanager.PassManager.parse(f"builtin.module({','.join(upstream)})")
-                pm.run(module.operation)
-            upstream.clear()
+                try:
+                    passmanager.PassManager.parse(text)
+                except (ValueError, RuntimeError) as e:
+                    msg = " ".join(str(e).split())
+                    m = re.search(r"'([^']+)' does not refer to a registered pass", msg)
+                    if m:
+                        raise UsageError(f"unknown pass {m.group(1)!r}: neither an xlair pass "
+                                         f"({', '.join(sorted(PASSES))}) nor an MLIR pass registered "
+                                         f"in IREE (see --list-passes)") from None
+                    raise UsageError(f"bad pass pipeline {text!r}: {msg}") from None
+            steps.append(("mlir", text))
+            run.clear()
 
     for item in items:
-        if item in PASSES:
+        name = item.split("{", 1)[0].strip()
+        if name in PASSES:
+            if name != item:
+                raise UsageError(f"xlair pass {name!r} takes no options; got {item!r}")
             flush()
-            run(module, item)
+            steps.append(("xlair", name))
+        elif set(re.findall(r"[\w.-]+", item)) & set(PASSES):
+            raise UsageError(f"xlair passes run on the whole module; they cannot be nested in {item!r}")
         else:
-            upstream.append(item)
+            run.append(item)
     flush()
+    return steps
 
 
-def _expected(chunk: str, first_line: int):
-    """expected-error annotations: (line, message) pairs (line numbers of the whole file)."""
+def run_steps(module, steps: list[tuple[str, str]]) -> None:
+    from xlair.dialect.ir import context, lock, passmanager
+    from xlair.lowering.pipeline import run
+
+    for kind, what in steps:
+        if kind == "xlair":
+            run(module, what)
+        else:
+            with lock, context():
+                passmanager.PassManager.parse(what).run(module.operation)
+
+
+# ----------------------------------------------------------------------------------------
+# diagnostics
+# ----------------------------------------------------------------------------------------
+_LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)')
+
+
+def _line_col(loc) -> tuple[int | None, int | None]:
+    if loc is None:
+        return None, None
+    m = _LOC.search(str(loc))
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.search(r":(\d+)(?::(\d+))?\)?$", str(loc))
+    if m:
+        return int(m.group(1)), int(m.group(2)) if m.group(2) else None
+    return None, None
+
+
+def _mlir_diags(e) -> list[Diag]:
+    """The diagnostics an MLIRError carries (with their notes), or its text."""
     out = []
-    for i, line in enumerate(chunk.splitlines()):
-        for m in re.finditer(r"expected-error\s*(@([+-]\d+|above|below))?\s*\{\{(.*?)\}\}", line):
-            off = m.group(2)
-            delta = 0 if off is None else (-1 if off == "above" else 1 if off == "below" else int(off))
-            out.append((first_line + i + delta, m.group(3)))
+    for d in getattr(e, "error_diagnostics", None) or []:
+        out.extend(_from_info(d, "error"))
+    return out or [Diag("error", " ".join(str(e).split()))]
+
+
+def _from_info(d, kind) -> list[Diag]:
+    line, col = _line_col(d.location)
+    out = [Diag(kind, str(d.message), line, col)]
+    for n in getattr(d, "notes", None) or []:
+        out.extend(_from_info(n, "note"))
     return out
 
 
-def process(chunk: str, name: str, first_line: int, args) -> tuple[int, str]:
-    """Returns (status, output text) for one chunk of input."""
+def _xla_diag(e) -> Diag:
+    line, col = _line_col(getattr(e, "location", None))
+    return Diag("error", e.message if hasattr(e, "message") else str(e), line, col)
+
+
+def expected_diags(chunk: str, first_line: int) -> list[tuple[str, int, str]]:
+    """expected-<kind>[@offset] {{message}} annotations as (kind, line, message), line numbers
+    of the whole file."""
+    out = []
+    for i, line in enumerate(chunk.splitlines()):
+        for m in _EXPECTED.finditer(line):
+            off = m.group(2)
+            delta = 0 if off is None else -1 if off == "above" else 1 if off == "below" else int(off)
+            out.append((m.group(1), first_line + i + delta, m.group(3)))
+    return out
+
+
+def check_expected(diags: list[Diag], expected, name: str) -> str:
+    """mlir-opt's --verify-diagnostics: every produced diagnostic expected (same kind, line and
+    message containing the text) and every expectation produced.  Returns the complaints."""
+    complaints = []
+    used = [False] * len(expected)
+    for d in diags:
+        hit = next((i for i, (k, ln, msg) in enumerate(expected)
+                    if not used[i] and k == d.kind and ln == d.line and msg in d.message), None)
+        if hit is None:
+            if d.kind == "note":        # notes need no expectation (as in mlir-opt)
+                continue
+            complaints.append(f"{name}:{d.line or '?'}: error: unexpected {d.kind}: {d.message}\n")
+        else:
+            used[hit] = True
+    for (k, ln, msg), u in zip(expected, used):
+        if not u:
+            complaints.append(f"{name}:{ln}: error: expected {k} \"{msg}\" was not produced\n")
+    return "".join(complaints)
+
+
+# ----------------------------------------------------------------------------------------
+# one input
+# ----------------------------------------------------------------------------------------
+def process(chunk: str, first_line: int, steps, args) -> tuple[str | None, list[Diag]]:
+    """(output text, []) or (None, diagnostics) for one chunk of the input."""
     from xlair.dialect.checks import XlaError
     from xlair.dialect.ir import context, ir, lock
     from xlair.dialect.verify import verify
 
-    padded = "\n" * (first_line - 1) + chunk        # keep the file's line numbers in locations
-    expected = _expected(chunk, first_line) if args.verify_diagnostics else []
+    padded = "\n" * (first_line - 1) + chunk        # diagnostics carry the file's line numbers
     try:
         with lock, context():
             try:
                 module = ir.Module.parse(padded)
-                module.operation.attributes  # noqa: B018
             except ir.MLIRError as e:
-                diags = [(d.location, d.message) for d in getattr(e, "error_diagnostics", [])]
-                raise _Diag(diags or [(None, str(e))]) from None
+                raise _Failed(_mlir_diags(e)) from None
+            try:
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise _Failed(_mlir_diags(e)) from None
+            verify(module)
+        run_steps(module, steps)
         with lock, context():
-            _rename_locations(module, name)
-        verify(module)
-        items = []
-        if args.pass_pipeline:
-            items += _split_pipeline(args.pass_pipeline)
-        for p in args.passes or []:
-            items += _split_pipeline(p)
-        run_pipeline(module, items)
-        with lock, context():
-            text = module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo)
-        if expected:
-            return 1, f"{name}: expected errors were not produced: {expected}\n"
-        return 0, text
-    except (XlaError, _Diag) as e:
-        diags = e.diags if isinstance(e, _Diag) else [(e.location, e.message)]
-        return _check_diags(diags, expected, name, args)
-    except Exception as e:  # MLIR errors from passes, anything else: a diagnostic, not a traceback
-        msg = "; ".join(str(d) for d in getattr(e, "error_diagnostics", [])) or str(e)
-        return _check_diags([(None, msg)], expected, name, args)
+            try:
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise _Failed([Diag("error", "the passes left invalid IR")] + _mlir_diags(e)) from None
+            text = module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo,
+                                            pretty_debug_info=args.mlir_pretty_debuginfo,
+                                            print_generic_op_form=args.mlir_print_op_generic,
+                                            large_elements_limit=args.mlir_elide_elementsattrs_if_larger)
+        return text, []
+    except _Failed as e:
+        return None, e.diags
+    except XlaError as e:
+        return None, [_xla_diag(e)]
+    except Exception as e:  # noqa: BLE001  (MLIR errors from passes, bugs: a diagnostic, not a traceback)
+        from xlair.dialect.ir import ir as _ir
+        if isinstance(e, _ir.MLIRError):
+            return None, _mlir_diags(e)
+        return None, [Diag("error", f"internal error ({type(e).__name__}): {e}")]
 
 
-class _Diag(Exception):
-    def __init__(self, diags):
-        self.diags = diags
+def read_input(path: str) -> tuple[str, str]:
+    """(display name, text); UsageError when unreadable or not UTF-8 text."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except OSError as e:
+        raise UsageError(f"cannot read {name}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise UsageError(f"{name}:{line}: error: not UTF-8 text (byte 0x{data[e.start]:02x} "
+                         f"at offset {e.start})", located=True) from None
+    if "\0" in text:
+        line = text[:text.index("\0")].count("\n") + 1
+        raise UsageError(f"{name}:{line}: error: NUL byte in the input (not MLIR text)", located=True)
+    return name, text
 
 
-def _line_of(loc) -> int | None:
-    if loc is None:
-        return None
-    m = re.search(r":(\d+)(:\d+)?\)?$", str(loc).rstrip(")") + ")") or re.search(r":(\d+)", str(loc))
-    return int(m.group(1)) if m else None
+def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
+    """(chunk, first line) pieces of the input."""
+    if not split:
+        return [(text, 1)]
+    out, start, line = [], 0, 1
+    for m in SPLIT.finditer(text):
+        piece = text[start:m.start()]
+        out.append((piece, line))
+        line += piece.count("\n")
+        start = m.end()
+    out.append((text[start:], line))
+    return out
 
 
-def _check_diags(diags, expected, name, args):
-    text = "".join(f"{name}:{_line_of(loc) or '?'}: error: {msg}\n" for loc, msg in diags)
-    if not args.verify_diagnostics:
-        return 1, text
-    if not expected:
-        return 1, f"unexpected error: {text}"
-    unmatched = []
-    for line, want in expected:
-        if not any(want in msg and (_line_of(loc) in (None, line)) for loc, msg in diags):
-            unmatched.append((line, want))
-    if unmatched:
-        return 1, f"expected error(s) not produced: {unmatched}; got: {text}"
-    return 0, ""
+def _with_name(text: str, name: str) -> str:
+    """Locations printed by --mlir-print-debuginfo name the input (the parser calls it "-")."""
+    return text.replace('loc("-":', f'loc({_quote(name)}:')
 
 
-def _rename_locations(module, name):
-    """Nothing to do: the parser names the buffer; kept for symmetry with file inputs."""
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# ----------------------------------------------------------------------------------------
+# command line
+# ----------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):           # usage errors: exit status 1, like mlir-opt
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def pass_descriptions() -> dict[str, str]:
+    """name -> one line: the pass function's docstring, else its line in the pipeline module's."""
+    from xlair.lowering import pipeline
+    table = {}
+    for line in (pipeline.__doc__ or "").splitlines():
+        m = re.match(r"\s+([a-z][\w-]*)\s{2,}(\S.*)$", line)
+        if m:
+            table[m.group(1)] = m.group(2).strip()
+    out = {}
+    for n, fn in sorted(pipeline.PASSES.items()):
+        doc = (fn.__doc__ or "").strip().splitlines()
+        out[n] = doc[0] if doc else table.get(n, "")
+    return out
+
+
+def list_passes(out) -> None:
+    out.write("xlair passes (they run on the whole module):\n")
+    for n, doc in pass_descriptions().items():
+        out.write(f"  {n:22s} {doc}\n")
+    out.write("\nUpstream MLIR passes (any pass registered in IREE's compiler: canonicalize, cse,\n"
+              "symbol-dce, inline, func.func(linalg-fuse-elementwise-ops), ...) mix with them in\n"
+              "-p / --pass-pipeline; `iree-opt --help` lists them.\n")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="xlair-opt", description=__doc__.splitlines()[0])
-    ap.add_argument("input", nargs="?", default="-")
-    ap.add_argument("-p", "--passes", action="append", help="comma-separated pass names")
+    ap = _Parser(prog="xlair-opt", description=__doc__.splitlines()[0],
+                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or nothing: stdin)")
+    ap.add_argument("-p", "--passes", action="append", default=[],
+                    help="passes to run: comma-separated names or a builtin.module(...) pipeline (repeatable)")
     ap.add_argument("--pass-pipeline", help="textual pipeline, e.g. 'builtin.module(xla-to-linalg,cse)'")
-    ap.add_argument("-o", "--output", default="-")
-    ap.add_argument("--split-input-file", action="store_true")
-    ap.add_argument("--verify-diagnostics", action="store_true")
-    ap.add_argument("--mlir-print-debuginfo", action="store_true")
-    ap.add_argument("--list-passes", action="store_true")
+    ap.add_argument("-o", "--output", default="-", help="output file ('-': stdout)")
+    ap.add_argument("--split-input-file", action="store_true",
+                    help="process each '// -----'-separated piece of the input on its own")
+    ap.add_argument("--verify-diagnostics", action="store_true",
+                    help="check the diagnostics against expected-error {{...}} comments")
+    ap.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    ap.add_argument("--mlir-pretty-debuginfo", action="store_true", help="print locations inline")
+    ap.add_argument("--mlir-print-op-generic", action="store_true", help="print every op in generic form")
+    ap.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, default=None, metavar="N",
+                    help="elide constants with more than N elements")
+    ap.add_argument("--list-passes", action="store_true", help="list the xlair passes and exit")
     args = ap.parse_args(argv)
     try:
         if args.list_passes:
-            from xlair.lowering.pipeline import PASSES
-            for n, fn in sorted(PASSES.items()):
-                print(f"{n:22s} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}")
+            list_passes(sys.stdout)
             return 0
-        src = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
-    except OSError as e:
-        print(f"xlair-opt: error: {e}", file=sys.stderr)
+        items = []
+        if args.pass_pipeline:
+            items += split_pipeline(args.pass_pipeline)
+        for p in args.passes:
+            items += split_pipeline(p)
+        steps = plan(items)
+        name, text = read_input(args.input)
+    except UsageError as e:
+        sys.stderr.write(f"{e}\n" if e.located else f"xlair-opt: error: {e}\n")
         return 1
-    name = "<stdin>" if args.input == "-" else args.input
-    chunks = src.split(SPLIT) if args.split_input_file else [src]
-    status, outs, line = 0, [], 1
-    for chunk in chunks:
-        st, text = process(chunk, name, line, args)
-        line += chunk.count("\n")
-        status |= st
-        if st and not args.verify_diagnostics:
-            sys.stderr.write(text)
-        elif st:
-            sys.stderr.write(text)
-        elif text:
-            outs.append(text)
-    out = ("\n" + SPLIT + "\n").join(outs)
-    if args.output == "-":
-        sys.stdout.write(out)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(out)
+
+    status, outs = 0, []
+    for chunk, first in _chunks(text, args.split_input_file):
+        out, diags = process(chunk, first, steps, args)
+        if args.verify_diagnostics:
+            complaints = check_expected(diags, expected_diags(chunk, first), name)
+            if complaints:
+                status = 1
+                sys.stderr.write(complaints)
+        elif diags:
+            status = 1
+            sys.stderr.write("".join(d.render(name) for d in diags))
+        if out is not None:
+            outs.append(_with_name(out, name) if args.mlir_print_debuginfo or args.mlir_pretty_debuginfo
+                        else out)
+    result = ("\n" + SEPARATOR + "\n").join(o.rstrip("\n") + "\n" for o in outs) if outs else ""
+    try:
+        if args.output == "-":
+            sys.stdout.write(result)
+            sys.stdout.flush()
+        else:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(result)
+    except OSError as e:
+        sys.stderr.write(f"xlair-opt: error: cannot write {args.output}: {e.strerror or e}\n")
+        return 1
     return status
 
 

@@ -85,6 +85,7 @@ class Computation:
                 diags = "; ".join(str(d) for d in getattr(e, "error_diagnostics", [])) or str(e)
                 raise XlaError(f"cannot parse the computation: {diags}") from None
         comp = Computation(module, name)
-        comp.main  # noqa: B018  (must exist)
-        verify(module)
+        with lock, context():
+            comp.main  # noqa: B018  (must exist)
+            verify(module)      # in the context: attribute readers need it
         return comp

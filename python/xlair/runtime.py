@@ -54,11 +54,15 @@ class Executable:
     """A computation compiled for one target.  Call it with numpy arrays (or scalars); a
     tuple result comes back as a Python tuple."""
 
-    def __init__(self, vmfb: bytes, target: str = "cpu"):
-        from .compile import target as find_target
+    def __init__(self, vmfb: bytes, target: str | None = None):
+        from .targets import artifact_target, target as find_target
         rt = _rt()
-        self.target = find_target(target)
         self._vmfb = bytes(vmfb)
+        made_for = artifact_target(self._vmfb)
+        self.target = find_target(target or made_for or "cpu")
+        if made_for is not None and made_for != self.target.name:
+            raise XlaError(f"the artifact holds code for {made_for}, not {self.target.name}; "
+                           f"load it with target={made_for!r} (or recompile it for {self.target.name})")
         cfg = _config(self.target.driver)
         try:
             self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
@@ -181,8 +185,9 @@ def _from_device(device, bv, s: Shape) -> np.ndarray:
     return raw.view(dtype).reshape(dims)
 
 
-def load(path: str | os.PathLike, target: str = "cpu") -> Executable:
-    """Load a `.vmfb` written by `Executable.save` or `xlair-compile`."""
+def load(path: str | os.PathLike, target: str | None = None) -> Executable:
+    """Load a `.vmfb` written by `Executable.save` or `xlair-compile`.  The artifact carries its
+    signature and the kind of device code it holds, so `target` may be left out."""
     try:
         with open(path, "rb") as f:
             data = f.read()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
@@ -85,15 +86,16 @@ def device_available(name: str) -> bool:
 class Limitation:
     """Ops IREE cannot compile for `target`, or compiles to wrong answers there (measured on
     the target's default chip; see docs/status.md).  An op is hit when its name is in `ops` and
-    `when(operand_types, result_types)` holds (sets of xla element type names)."""
+    `when(operand_types, result_types, attributes)` holds (sets of xla element type names, and
+    {attribute name: its MLIR text})."""
     target: str
     ops: tuple
-    types: str              # the element types concerned, in words (for docs and messages)
+    types: str              # the cases concerned, in words (for docs and messages)
     reason: str
-    when: Callable = dataclasses.field(compare=False, default=lambda ins, outs: True)
+    when: Callable = dataclasses.field(compare=False, default=lambda ins, outs, attrs: True)
 
-    def matches(self, op: str, ins: set, outs: set) -> bool:
-        return op in self.ops and bool(self.when(ins, outs))
+    def matches(self, op: str, ins: set, outs: set, attrs: dict) -> bool:
+        return op in self.ops and bool(self.when(ins, outs, attrs))
 
 
 _INTS_NOT_32 = {"s8", "u8", "s16", "u16", "s64", "u64"}
@@ -102,36 +104,47 @@ _NARROW_INTS = {"s8", "u8", "s16", "u16", "pred"} | _UNSIGNED
 _FLOATS = {"f16", "bf16", "f32", "f64"}
 
 
-def _widening_matmul(ins: set, outs: set) -> bool:
+def _widening_matmul(ins: set, outs: set, attrs: dict) -> bool:
     """dot operands converted to the result type inside the matmul: zero extension (unsigned,
     PRED) and narrow-integer -> float conversions come out wrong on SPIR-V."""
     return any(t not in outs and (t in _UNSIGNED or (t in _NARROW_INTS and outs & _FLOATS))
                for t in ins)
 
 
+def _radix8_fft(ins: set, outs: set, attrs: dict) -> bool:
+    lengths = [int(x) for x in re.findall(r"-?\d+", attrs.get("fft_length", "").split(":", 1)[-1])]
+    return attrs.get("fft_type", "").strip('"') in ("FFT", "IFFT") and any(n % 8 == 0 for n in lengths)
+
+
 LIMITATIONS: list[Limitation] = [
     Limitation("vulkan", ("xla.clz",), "s8, u8, s16, u16, s64, u64",
                "IREE's SPIR-V lowering of math.ctlz handles 32-bit integers only "
                "(\"failed to legalize operation 'math.ctlz'\")",
-               lambda ins, outs: bool(ins & _INTS_NOT_32)),
+               lambda ins, outs, attrs: bool(ins & _INTS_NOT_32)),
     Limitation("vulkan", ("xla.exp", "xla.expm1", "xla.log", "xla.log1p", "xla.logistic", "xla.tanh",
                           "xla.cbrt", "xla.pow"), "f64",
                "GLSL.std.450 Exp/Log/Pow take 16/32-bit floats only; IREE has no f64 fallback "
                "(\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
-               lambda ins, outs: "f64" in ins),
+               lambda ins, outs, attrs: "f64" in ins),
     Limitation("vulkan", ("xla.exp", "xla.expm1", "xla.log", "xla.log1p", "xla.logistic", "xla.sin",
                           "xla.cos", "xla.tan", "xla.tanh", "xla.sqrt", "xla.pow"), "c128",
                "complex<f64> functions expand to f64 exp/log, which SPIR-V's GLSL.std.450 set "
                "lacks (\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
-               lambda ins, outs: "c128" in ins),
+               lambda ins, outs, attrs: "c128" in ins),
     Limitation("vulkan", ("xla.convert_element_type",), "PRED or integer to bf16",
                "IREE's bf16 emulation on SPIR-V bitcasts a 32-bit value to 16 bits "
                "(\"'spirv.Bitcast' op mismatch in result type bitwidth 16 and operand type bitwidth 32\")",
-               lambda ins, outs: "bf16" in outs and bool(ins - _FLOATS - {"c64", "c128"})),
+               lambda ins, outs, attrs: "bf16" in outs and bool(ins - _FLOATS - {"c64", "c128"})),
     Limitation("vulkan", ("xla.iota",), "bf16",
                "iota converts an integer index to bf16, which IREE's bf16 emulation on SPIR-V "
                "cannot compile (\"'spirv.Bitcast' op mismatch in result type bitwidth 16\")",
-               lambda ins, outs: "bf16" in outs),
+               lambda ins, outs, attrs: "bf16" in outs),
+    Limitation("cuda", ("xla.fft",), "FFT / IFFT of a length divisible by 8",
+               "IREE's LLVMGPU tile-size heuristic (deriveLinalgOpThreadTileSizes) crashes on the "
+               "radix-8 stage of xlair's FFT lowering (a segfault in iree-compile)", _radix8_fft),
+    Limitation("rocm", ("xla.fft",), "FFT / IFFT of a length divisible by 8",
+               "IREE's LLVMGPU tile-size heuristic (deriveLinalgOpThreadTileSizes) crashes on the "
+               "radix-8 stage of xlair's FFT lowering (a segfault in iree-compile)", _radix8_fft),
     Limitation("vulkan", ("xla.dot", "xla.dot_general"),
                "unsigned or PRED operands widened to the result type; 8/16-bit integer operands "
                "with a floating-point result",
@@ -170,12 +183,22 @@ def limitations_of(module, target_name: str) -> list[tuple[str, Limitation]]:
                 pass
         return out
 
+    def attrs_of(op) -> dict:
+        out = {}
+        for i in range(len(op.attributes)):
+            try:
+                na = op.attributes[i]
+                out[na.name] = str(na.attr)
+            except (TypeError, ValueError):
+                pass
+        return out
+
     def visit(op):
         op = op.operation if hasattr(op, "operation") else op
         if op.name.startswith("xla.") and op.name != "xla.return":
             ins, outs = types_of(op.operands), types_of(op.results)
             for lim in lims:
-                if lim.matches(op.name, ins, outs):
+                if lim.matches(op.name, ins, outs, attrs_of(op)):
                     found.append((op.name, lim))
         return ir.WalkResult.ADVANCE
 
@@ -191,3 +214,20 @@ def check_supported(module, target_name: str) -> None:
         op, lim = found[0]
         raise TargetLimitation(f"target {target(target_name).name} cannot run '{op}' on "
                                f"{lim.types}: {lim.reason}", lim)
+
+
+# ----------------------------------------------------------------------------------------
+# artifacts
+# ----------------------------------------------------------------------------------------
+#: IREE executable formats (the `hal.executable.format` strings a .vmfb embeds) per target.
+_FORMATS = ((b"embedded-elf-", "cpu"), (b"system-elf-", "cpu"), (b"vulkan-spirv-fb", "vulkan"),
+            (b"cuda-nvptx-fb", "cuda"), (b"rocm-hsaco-fb", "rocm"))
+
+
+def artifact_target(vmfb: bytes) -> str | None:
+    """The target a .vmfb was compiled for, from the executable formats it embeds (None for a
+    module without device code, which every target can run)."""
+    found = {name for fmt, name in _FORMATS if fmt in vmfb}
+    if len(found) == 1:
+        return found.pop()
+    return None
