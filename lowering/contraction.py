@@ -11,6 +11,7 @@ from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_scalar
+from .kernels import target_of
 from .reduction import fitted_pads, pad_tensor, window_expr
 from .registry import affine_map, empty, fill, generic, lowers, reshape, scalar_const, value_of
 from .scalar import SCALAR
@@ -173,8 +174,9 @@ def lower_conv(lw):
     zero = scalar_const(ct, 0)
     if out.size == 0:
         return fill(out, scalar_const(et, 0))
-    lhs = _convert(lw.value("lhs"), lhs_s, ct)
-    rhs = _convert(lw.value("rhs"), rhs_s, ct)
+    gpu = target_of(lw.op) not in (None, "cpu")
+    lhs = _conv_operand(lw.value("lhs"), lhs_s, ct, gpu)
+    rhs = _conv_operand(lw.value("rhs"), rhs_s, ct, gpu)
     lhs_s, rhs_s = lhs_s.with_type(ct), rhs_s.with_type(ct)
     isp, ksp, osp = list(dn.input_spatial_dimensions), list(dn.kernel_spatial_dimensions), list(dn.output_spatial_dimensions)
     osz = [out.dims[d] for d in osp]
@@ -206,7 +208,9 @@ def lower_conv(lw):
     if named and bgc == 1 and fgc == 1:
         acc = fill(cl_out, zero)
         res = value_of(getattr(linalg, _CONV_NAMED[n])(x, w, outs=[acc], strides=st, dilations=rd))
-    elif named and bgc == 1 and I == 1:                    # depthwise: every group one input feature
+    elif named and bgc == 1 and I == 1 and not (gpu and n == 3 and O != fgc):
+        # depthwise: every group one input feature.  (IREE 3.13's SPIR-V code for
+        # depthwise_conv_3d_ndhwc_dhwcm leaves half the outputs zero: the generic there.)
         M = O // fgc
         if M == 1:
             wk = reshape(w, K + [C])
@@ -229,6 +233,17 @@ def lower_conv(lw):
     res = _convert(res, cl_out, et)
     order = [dn.output_batch_dimension] + osp + [dn.output_feature_dimension]
     return transpose(res, cl_out.with_type(et), [order.index(j) for j in range(n + 2)])
+
+
+def _conv_operand(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
+    """An operand converted to the type the products are summed in.  For GPU targets a
+    converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
+    into the convolution and gets it wrong (u8 -> f32, and f16 -> f32 at strides (2, 3): wrong
+    sums measured on lavapipe)."""
+    y = _convert(x, s, ct)
+    if gpu and y is not x:
+        y = ir.Operation.create("util.optimization_barrier", results=[y.type], operands=[y]).result
+    return y
 
 
 def _conv_generic(x, xs: Shape, w, ws: Shape, out: Shape, st, rd, fgc, bgc):
