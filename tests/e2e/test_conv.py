@@ -246,3 +246,20 @@ def test_conv_lowers_to_named_ops():
                  "linalg.conv_2d_nhwgc_gfhwc"):
         assert name in text, name
     assert "linalg.generic" not in text
+
+
+def test_conv_edge_shapes(covers, target):
+    """No spatial dimensions (a matrix product: out[b, o] = sum_i x[b, i] w[o, i]), an empty
+    batch, and a window wider than the padded base (no output positions)."""
+    covers.add(target, "xla.conv_general_dilated", "xla.conv")
+    rng = np.random.default_rng(48)
+    x = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (5, 4)).astype(np.float32)
+    comp = comp_of(lambda b, px, pw, pe, pn: O.tuple(b, [
+        O.conv_general_dilated(px, pw, [], [], [], [], CDN(0, 1, (), 1, 0, (), 0, 1, ())),
+        O.conv(pe, O.reshape(pw, [5, 4, 1]), [1], "SAME"),
+        O.conv(pn, O.broadcast(O.constant(b, np.float32(1)), [1, 1, 3]), [1], "VALID")]),
+        Shape(F32, x.shape), Shape(F32, w.shape), Shape(F32, (0, 4, 6)), Shape(F32, (1, 1, 2)), name="conv_edges")
+    got = xla.compile(comp, target=target)(x, w, np.zeros((0, 4, 6), np.float32), np.ones((1, 1, 2), np.float32))
+    np.testing.assert_allclose(got[0], x @ w.T, rtol=1e-5, atol=1e-6)
+    assert got[1].shape == (0, 5, 6) and got[2].shape == (1, 1, 0)

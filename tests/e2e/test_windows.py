@@ -216,3 +216,28 @@ def test_select_and_scatter_differential(covers, target, et):
         outs.append(O.select_and_scatter(px, _select(sel, et), wd, st, pad, ps, init, scalar_computation(sc, et)))
     O.tuple(b, outs)
     run_and_compare(b.build(), *args, scale=8.0, what=f"select_and_scatter on {et}", target=target)
+
+
+def test_window_edge_shapes(covers, target):
+    """Rank 0 (one window of nothing), empty operands, a window wider than the base (no
+    output), and SelectAndScatter windows lying wholly in the padding (nothing selected: their
+    source values are dropped): [1, 4] padded by 3 below has windows (-3, -2) and (-2, -1) - no
+    element -, (-1, 0) - the 1 gets source 2 - and (0, 1) - the 4 gets source 3."""
+    covers.add(target, "xla.reduce_window", "xla.select_and_scatter")
+    add = scalar_computation("add", F32)
+    ge = _select("ge", F32)
+    init = lambda b: O.constant(b, np.float32(2))  # noqa: E731
+    cases = [
+        (lambda b, x: O.reduce_window(x, init(b), add, [], [], "VALID"), [np.float32(3)], np.float32(5)),
+        (lambda b, x: O.reduce_window(x, init(b), add, [2, 1], [1, 1], "SAME"), [np.ones((0, 3), np.float32)],
+         np.ones((0, 3), np.float32)),
+        (lambda b, x: O.reduce_window(x, init(b), add, [5], [1], "VALID"), [np.ones(3, np.float32)],
+         np.ones(0, np.float32)),
+        (lambda b, x, s: O.select_and_scatter(x, ge, [], [], "VALID", s, O.constant(b, np.float32(0)), add),
+         [np.float32(3), np.float32(5)], np.float32(5)),
+        (lambda b, x, s: O.select_and_scatter(x, ge, [2], [1], [(3, 0)], s, O.constant(b, np.float32(0)), add),
+         [np.array([1, 4], np.float32), np.arange(4, dtype=np.float32)], np.array([2, 3], np.float32)),
+    ]
+    for i, (fn, args, want) in enumerate(cases):
+        comp = comp_of(fn, *[Shape(F32, np.shape(a)) for a in args], name=f"window_edge_{i}")
+        check_example(comp, args, want, target=target)
