@@ -19,17 +19,15 @@ IREE lowers none of these itself, so each is expanded here into linalg:
 """
 from __future__ import annotations
 
-import math as pymath
-
 import numpy as np
 
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.attrs import FftType, Transpose
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf, tensor
-from xlair.dialect.types import BF16, F16, F32, F64, Shape
+from xlair.dialect.types import BF16, F16, F32
 
 from .registry import (affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
-                       reshape, scalar_const, tuple_of, value_of)
+                       reshape, tuple_of, value_of)
 from .shape import dense_attr
 
 CF = arith.CmpFPredicate
@@ -130,23 +128,10 @@ def _mul(a, b):
                arith.addf(arith.mulf(ar, bi), arith.mulf(ai, br)))
 
 
-def _add(a, b):
-    if not _is_complex(a.type):
-        return arith.addf(a, b)
-    return _mk(a.type, arith.addf(_re(a), _re(b)), arith.addf(_im(a), _im(b)))
-
-
 def _sub(a, b):
     if not _is_complex(a.type):
         return arith.subf(a, b)
     return _mk(a.type, arith.subf(_re(a), _re(b)), arith.subf(_im(a), _im(b)))
-
-
-def _scale(a, r):
-    """a * r for a real scalar r."""
-    if not _is_complex(a.type):
-        return arith.mulf(a, r)
-    return _mk(a.type, arith.mulf(_re(a), r), arith.mulf(_im(a), r))
 
 
 def _div_real(a, r):
@@ -380,7 +365,6 @@ def _panel_factor(p) -> ir.Value:
     are updated, one linalg.generic per column."""
     B, m, w = _dims(p)
     et = _etype(p)
-    ft = _component(et)
 
     def step(j, cur):
         col = _dyn_slice(cur, [0, 0, j], [B, m, 1], [B, m])
@@ -401,33 +385,7 @@ def _panel_factor(p) -> ir.Value:
         out = _ew([cur, col, top, piv], [_ident(3), _map(3, [0, 1]), _map(3, [0, 2]), _map(3, [0])],
                   [B, m, w], et, body)[0]
         return [out]
-    del ft
     return _for(0, w, [p], step)[0]
-
-
-def _dyn_insert(src, dst, offsets) -> ir.Value:
-    """tensor.insert_slice of all of src into dst at offsets (ints or index values)."""
-    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-    vals = [o for o in offsets if not isinstance(o, int)]
-    static = [o if isinstance(o, int) else dyn for o in offsets]
-    sizes = _dims(src)
-    return tensor.InsertSliceOp(src, dst, vals, [], [], static, sizes, [1] * len(sizes)).result
-
-
-def _pad_identity(x, N: int) -> ir.Value:
-    """[B, n, n] -> [B, N, N] with the identity on the added diagonal (read by tensor.extract:
-    no constant fill, which IREE cannot make of complex<f64>)."""
-    B, n, _ = _dims(x)
-    et = _etype(x)
-
-    def body(_o):
-        b, i, j = _idx(0), _idx(1), _idx(2)
-        last = index(n - 1)
-        inside = arith.andi(arith.cmpi(CI.ult, i, index(n)), arith.cmpi(CI.ult, j, index(n)))
-        v = tensor.extract(x, [b, arith.minui(i, last), arith.minui(j, last)])
-        one = _from_real(et, _fconst(_component(et), 1.0))
-        return arith.select(inside, v, arith.select(arith.cmpi(CI.eq, i, j), one, _zero(et)))
-    return _ew([], [], [B, N, N], et, body)[0]
 
 
 def cholesky_lower(a, block: int = CHOLESKY_BLOCK) -> ir.Value:
