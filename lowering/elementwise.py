@@ -68,17 +68,15 @@ SCALAR["xla.mul"] = _by_kind(v(arith.mulf), v(arith.muli), v(arith.muli), v(comp
 SCALAR["xla.logical_and"] = SCALAR["xla.and"] = v(arith.andi)
 SCALAR["xla.logical_or"] = SCALAR["xla.or"] = v(arith.ori)
 SCALAR["xla.xor"] = v(arith.xori)
-def _complex_atan2(args, in_types, out):
+def _complex_atan2(y, x):
     """XLA's complex atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2))."""
-    y, x = args
-    et = in_types[0]
-    i = _c(et, 1j)
-    num = complex_d.add(x, complex_d.mul(i, y))
+    from xlair.dialect.types import C64, C128
+    et = C128 if "f64" in str(y.type) else C64
+    num = complex_d.add(x, complex_d.mul(_c(et, 1j), y))
     den = complex_d.sqrt(complex_d.add(complex_d.mul(x, x), complex_d.mul(y, y)))
     return complex_d.mul(_c(et, -1j), complex_d.log(complex_d.div(num, den)))
 
 
-SCALAR["xla.atan2"] = _by_kind(v(math.atan2), complex_fn=_complex_atan2)
 SCALAR["xla.complex"] = lambda args, it, out: _mk_complex(out, args[0], args[1])
 
 
@@ -186,7 +184,6 @@ def _float_pow(args, in_types, out):
     return r if et == w else arith.truncf(et.builtin_type(), r)
 
 
-SCALAR["xla.pow"] = _by_kind(_float_pow, _int_pow, _int_pow, v(complex_d.pow))
 
 
 def _shift(kind):
@@ -247,20 +244,54 @@ for _d in ("eq", "ne", "ge", "gt", "le", "lt"):
 # ----------------------------------------------------------------------------------------
 # unary
 # ----------------------------------------------------------------------------------------
-def _float_or_complex(fop, cop):
-    return _by_kind(float_fn=v(fop), complex_fn=v(cop))
+def _float_or_complex(fop, cop, wide_float=False):
+    return _by_kind(float_fn=_widened(fop) if wide_float else v(fop), complex_fn=_widened_complex(cop))
 
 
-for _name, _f, _cx in (("cos", math.cos, complex_d.cos), ("sin", math.sin, complex_d.sin),
-                       ("tan", math.tan, complex_d.tan), ("exp", math.exp, complex_d.exp),
-                       ("expm1", math.expm1, complex_d.expm1), ("log", math.log, complex_d.log),
-                       ("log1p", math.log1p, complex_d.log1p), ("tanh", math.tanh, complex_d.tanh),
-                       ("sqrt", math.sqrt, complex_d.sqrt), ("rsqrt", math.rsqrt, complex_d.rsqrt)):
-    SCALAR[f"xla.{_name}"] = _float_or_complex(_f, _cx)
+def _widened(fop):
+    """A float emitter that computes F16/BF16/F32 in F64 on the CPU and rounds once.  IREE's
+    F32 approximations of sin, cos, tan, tanh, cbrt and atan2 are off by up to millions of ULP
+    (sin of large or tiny arguments); the F64 ones (lowering/libm.py) are within 3 ULP."""
+    def emit(args, in_types, out):
+        et = in_types[0]
+        if et == F64 or not _on_cpu():
+            return fop(*args)
+        w = F64.builtin_type()
+        return arith.truncf(out.builtin_type(), fop(*[arith.extf(w, a) for a in args]))
+    return emit
+
+
+def _widened_complex(cop):
+    """A complex emitter that computes C64 in C128 on the CPU and rounds once (the complex
+    functions expand to the real ones above)."""
+    def emit(args, in_types, out):
+        et = in_types[0]
+        if et.name == "c128" or not _on_cpu():
+            return cop(*args)
+        from xlair.dialect.types import C64, C128
+        w = F64.builtin_type()
+        wide = [_mk_complex(C128, arith.extf(w, _re(a)), arith.extf(w, _im(a))) for a in args]
+        r = cop(*wide)
+        if out.is_complex:
+            return _mk_complex(C64, arith.truncf(F32.builtin_type(), _re(r)), arith.truncf(F32.builtin_type(), _im(r)))
+        return arith.truncf(out.builtin_type(), r)
+    return emit
+
+
+SCALAR["xla.pow"] = _by_kind(_float_pow, _int_pow, _int_pow, _widened_complex(complex_d.pow))
+SCALAR["xla.atan2"] = _by_kind(_widened(math.atan2), complex_fn=_widened_complex(_complex_atan2))
+
+for _name, _f, _cx, _wide in (("cos", math.cos, complex_d.cos, True), ("sin", math.sin, complex_d.sin, True),
+                              ("tan", math.tan, complex_d.tan, True), ("exp", math.exp, complex_d.exp, False),
+                              ("expm1", math.expm1, complex_d.expm1, False), ("log", math.log, complex_d.log, False),
+                              ("log1p", math.log1p, complex_d.log1p, False),
+                              ("tanh", math.tanh, complex_d.tanh, True),
+                              ("sqrt", math.sqrt, complex_d.sqrt, False), ("rsqrt", math.rsqrt, complex_d.rsqrt, False)):
+    SCALAR[f"xla.{_name}"] = _float_or_complex(_f, _cx, _wide)
 
 SCALAR["xla.ceil"] = v(math.ceil)
 SCALAR["xla.floor"] = v(math.floor)
-SCALAR["xla.cbrt"] = v(math.cbrt)
+SCALAR["xla.cbrt"] = _widened(math.cbrt)
 SCALAR["xla.round_nearest_afz"] = v(math.round)
 SCALAR["xla.round_nearest_even"] = v(math.roundeven)
 SCALAR["xla.abs"] = _by_kind(v(math.absf), v(math.absi), None, v(complex_d.abs))

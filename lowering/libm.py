@@ -1,5 +1,6 @@
 """f64 math functions that IREE's CPU backend cannot link (it has no libm for f64 sin, cos,
-tan, tanh, cbrt, atan, atan2), written as arith code.
+tan, tanh, cbrt, atan, atan2) or expands without care (expm1 and log1p as exp(x) - 1 and
+log(1 + x), which cancel near 0), written as arith code.
 
 The pipeline lowers complex arithmetic to real arithmetic first
 (`convert-complex-to-standard`), so these patterns also serve c128.  The coefficients are
@@ -130,6 +131,36 @@ def tanh(x):
     return math.copysign(v, x)
 
 
+EXPM1_C = [1.0 / factorial(k) for k in range(2, 18)]    # x^2/2! .. x^17/17!: below 2^-60 for |x| <= ln2/2
+LN2_2 = 0.34657359027997264
+
+
+def expm1(x):
+    """exp(x) - 1 without cancellation: the Taylor series for |x| <= ln2/2, else Kahan's
+    (u - 1) * x / log(u) with u = exp(x) (log(u) rounds the same way as u - 1)."""
+    small = arith.cmpf(CF.OLE, math.absf(x), c(LN2_2))
+    series = arith.addf(x, arith.mulf(arith.mulf(x, x), _horner(x, EXPM1_C)))
+    u = math.exp(x)
+    um1 = arith.subf(u, c(1.0))
+    kahan = arith.mulf(um1, arith.divf(x, math.log(u)))                       # ratio first: no overflow
+    big = arith.select(arith.cmpf(CF.OEQ, u, c(float("inf"))), u, kahan)      # overflow: inf
+    big = arith.select(arith.cmpf(CF.OEQ, um1, c(-1.0)), um1, big)              # exp underflow: -1
+    v = arith.select(small, series, big)
+    v = arith.select(arith.cmpf(CF.OEQ, x, c(0.0)), x, v)                       # keep the sign of zero
+    return arith.select(arith.cmpf(CF.UNO, x, x), x, v)
+
+
+def log1p(x):
+    """log(1 + x) without cancellation: Kahan's log(u) * x / (u - 1) with u = 1 + x."""
+    u = arith.addf(c(1.0), x)
+    v = arith.mulf(math.log(u), arith.divf(x, arith.subf(u, c(1.0))))       # ratio first: no overflow
+    exact = arith.ori(arith.cmpf(CF.OEQ, u, c(1.0)), arith.cmpf(CF.OEQ, x, c(0.0)))   # tiny x, +-0
+    v = arith.select(exact, x, v)
+    edge = arith.ori(arith.cmpf(CF.OEQ, u, c(float("inf"))), arith.cmpf(CF.OLE, u, c(0.0)))
+    v = arith.select(edge, math.log(u), v)                  # x = inf, x = -1 (-inf), x < -1 (NaN)
+    return arith.select(arith.cmpf(CF.UNO, x, x), x, v)
+
+
 def cbrt(x):
     a = math.absf(x)
     y = math.powf(a, c(1.0 / 3.0))
@@ -202,7 +233,8 @@ def fmod(x, y):
 
 
 F64_MATH = {"arith.remf": fmod, "math.sin": sin, "math.cos": cos, "math.tan": tan, "math.tanh": tanh,
-            "math.cbrt": cbrt, "math.atan": atan, "math.atan2": atan2}
+            "math.cbrt": cbrt, "math.atan": atan, "math.atan2": atan2, "math.expm1": expm1,
+            "math.log1p": log1p}
 
 
 def _pattern(fn):
