@@ -5,6 +5,7 @@
     xlair-opt in.mlir --pass-pipeline='builtin.module(xla-simplify,xla-to-linalg,canonicalize,cse)'
     xlair-opt in.mlir --split-input-file --verify-diagnostics
     xlair-opt --list-passes
+    xlair-opt --import-stablehlo jax_export.mlir -p xla-to-linalg
 
 The input holds `xla.*` ops in MLIR's generic form beside ops of any dialect IREE's MLIR
 registers (func, arith, linalg, ...).  It is verified with MLIR's structural rules and every
@@ -230,6 +231,9 @@ def process(chunk: str, first_line: int, steps, args) -> tuple[str | None, list[
                 module.operation.verify()
             except ir.MLIRError as e:
                 raise _Failed(_mlir_diags(e)) from None
+            if getattr(args, "import_stablehlo", False):     # StableHLO in: xla ops out
+                from xlair.stablehlo import import_module
+                module = import_module(module).module
             verify(module)
         run_steps(module, steps)
         with lock, context():
@@ -347,6 +351,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, default=None, metavar="N",
                     help="elide constants with more than N elements")
     ap.add_argument("--list-passes", action="store_true", help="list the xlair passes and exit")
+    ap.add_argument("--import-stablehlo", action="store_true",
+                    help="the input is StableHLO: convert it to xla ops (@main, or the only public function) "
+                         "before verifying and running passes")
     args = ap.parse_args(argv)
     try:
         if args.list_passes:

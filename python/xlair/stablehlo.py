@@ -273,11 +273,6 @@ def _loc(op) -> tuple[str, int] | None:
     return ("stablehlo" if m.group(1) in ("-", "") else m.group(1)), int(m.group(2))
 
 
-def _where(op) -> str:
-    loc = _loc(op)
-    return f" (at {loc[0]}:{loc[1]})" if loc else ""
-
-
 class _Importer:
     """Turns the functions of one module into Computations (each function once)."""
 
@@ -302,7 +297,12 @@ class _Importer:
             ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
             block = f.regions[0].blocks[0]
             b = Builder(name)
-            params = [b.parameter(i, shape_of(t, f"@{name} argument {i}")) for i, t in enumerate(ftype.inputs)]
+            try:
+                shapes = [shape_of(t, f"@{name} argument {i}") for i, t in enumerate(ftype.inputs)]
+            except XlaError as e:
+                loc = _loc(f)
+                raise type(e)(e.message, op=e.op, location=f"{loc[0]}:{loc[1]}" if loc else None) from None
+            params = [b.parameter(i, s) for i, s in enumerate(shapes)]
             scope = _Scope(self, b, dict(zip(block.arguments, params)), f"@{name}")
             results = scope.run(block)
             if not results:
@@ -392,8 +392,9 @@ class _Scope:
             if getattr(e, "located", False):       # raised (and located) by an op nested in a region
                 raise
             cls = Unsupported if isinstance(e, Unsupported) else XlaError
-            err = cls(_prefix(name, e.message) + _where(op), op=name if cls is Unsupported else (e.op or name),
-                      param=e.param)
+            loc = _loc(op)
+            err = cls(_prefix(name, e.message), op=name if cls is Unsupported else (e.op or name),
+                      param=e.param, location=f"{loc[0]}:{loc[1]}" if loc else None)
             err.located = True
             raise err from None
         loc = _loc(op)
