@@ -462,3 +462,54 @@ def test_bad_text_and_recursion():
       return %0 : tensor<f32> }"""
     with pytest.raises(Unsupported, match="recurse"):
         from_stablehlo(rec)
+
+
+# ----------------------------------------------------------------------------------------
+# JAX (an optional extra)
+# ----------------------------------------------------------------------------------------
+def test_xlair_does_not_import_jax():
+    import subprocess
+    import sys
+    code = "import sys, xlair; assert 'jax' not in sys.modules, 'jax imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_from_jax_and_jit_agree_with_jax():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def f(x, params):
+        h = jnp.tanh(x @ params["w"] + params["b"])
+        return {"out": jnp.sort(h, axis=-1), "norm": jnp.sqrt(jnp.sum(h * h))}
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    params = {"w": rng.standard_normal((4, 5)).astype(np.float32), "b": np.zeros(5, np.float32)}
+    comp = xla.from_jax(f, x, params)
+    assert [str(s) for s in comp.parameter_shapes] == ["f32[3,4]", "f32[5]", "f32[4,5]"]   # pytree leaf order
+    jf = xla.jit(f)
+    got = jf(x, params)
+    want = jax.jit(f)(x, params)
+    assert set(got) == {"out", "norm"} and isinstance(got["out"], np.ndarray)
+    np.testing.assert_allclose(got["out"], want["out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["norm"], want["norm"], rtol=1e-5)
+    # one compile per signature; float64 arguments become float32 as in JAX (no x64)
+    got2 = jf(x.astype(np.float64), params)
+    np.testing.assert_allclose(got2["norm"], want["norm"], rtol=1e-5)
+    assert len(jf._cache) == 2
+    jf(x, params)
+    assert len(jf._cache) == 2
+
+
+def test_jit_static_arguments_and_errors():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    scale = xla.jit(lambda x, k: x * k, static_argnums=1)
+    np.testing.assert_array_equal(scale(np.arange(3, dtype=np.int32), 3), [0, 3, 6])
+    np.testing.assert_array_equal(scale(np.arange(3, dtype=np.int32), 2), [0, 2, 4])
+    with pytest.raises(xla.XlaError, match="JAX could not lower"):
+        xla.from_jax(lambda x: x @ x, np.ones((2, 3), np.float32))
+    with pytest.raises(xla.XlaError, match="returns no array"):
+        xla.jit(lambda x: None)(np.ones(2, np.float32))
+    with pytest.raises(Unsupported, match="custom_call"):
+        xla.from_jax(jnp.linalg.svd, np.eye(3, dtype=np.float32))    # LAPACK through a custom_call
