@@ -1,0 +1,19 @@
+// RUN: xlair-opt %s --split-input-file --verify-diagnostics
+
+// Constraints of xla.abs (Element-wise unary functions), checked by its shape rule.
+
+// pred is not an element type of abs
+func.func @abs_type(%a: tensor<2x3xi1>) -> tensor<2x3xi1> {
+  // expected-error@+1 {{'xla.abs' operand must have signed integer, floating-point or complex element type}}
+  %0 = "xla.abs"(%a) : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+// a tuple operand
+func.func @abs_tuple(%a: tuple<tensor<2x3xi8>>) -> tensor<2x3xi8> {
+  // expected-error@+1 {{'xla.abs' operand must be an array}}
+  %0 = "xla.abs"(%a) : (tuple<tensor<2x3xi8>>) -> tensor<2x3xi8>
+  return %0 : tensor<2x3xi8>
+}

@@ -1,0 +1,19 @@
+// RUN: xlair-opt %s --split-input-file --verify-diagnostics
+
+// Constraints of xla.imag (Element-wise unary functions), checked by its shape rule.
+
+// s32 is not an element type of imag
+func.func @imag_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  // expected-error@+1 {{'xla.imag' operand must have floating-point or complex element type}}
+  %0 = "xla.imag"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// a tuple operand
+func.func @imag_tuple(%a: tuple<tensor<2x3xf16>>) -> tensor<2x3xf16> {
+  // expected-error@+1 {{'xla.imag' operand must be an array}}
+  %0 = "xla.imag"(%a) : (tuple<tensor<2x3xf16>>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}

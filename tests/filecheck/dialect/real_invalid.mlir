@@ -1,0 +1,19 @@
+// RUN: xlair-opt %s --split-input-file --verify-diagnostics
+
+// Constraints of xla.real (Element-wise unary functions), checked by its shape rule.
+
+// s32 is not an element type of real
+func.func @real_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  // expected-error@+1 {{'xla.real' operand must have floating-point or complex element type}}
+  %0 = "xla.real"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// a tuple operand
+func.func @real_tuple(%a: tuple<tensor<2x3xf16>>) -> tensor<2x3xf16> {
+  // expected-error@+1 {{'xla.real' operand must be an array}}
+  %0 = "xla.real"(%a) : (tuple<tensor<2x3xf16>>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}

@@ -1,0 +1,19 @@
+// RUN: xlair-opt %s --split-input-file --verify-diagnostics
+
+// Constraints of xla.round_nearest_afz (Element-wise unary functions), checked by its shape rule.
+
+// s32 is not an element type of round_nearest_afz
+func.func @round_nearest_afz_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  // expected-error@+1 {{'xla.round_nearest_afz' operand must have floating-point element type}}
+  %0 = "xla.round_nearest_afz"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// a tuple operand
+func.func @round_nearest_afz_tuple(%a: tuple<tensor<2x3xf16>>) -> tensor<2x3xf16> {
+  // expected-error@+1 {{'xla.round_nearest_afz' operand must be an array}}
+  %0 = "xla.round_nearest_afz"(%a) : (tuple<tensor<2x3xf16>>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}

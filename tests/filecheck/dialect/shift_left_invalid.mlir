@@ -1,0 +1,28 @@
+// RUN: xlair-opt %s --split-input-file --verify-diagnostics
+
+// Constraints of xla.shift_left (Element-wise binary arithmetic operations), checked by its shape rule.
+
+// operands of different element types
+func.func @shift_left_mixed(%a: tensor<2x3xi32>, %b: tensor<2x3xi1>) -> tensor<2x3xi32> {
+  // expected-error@+1 {{'xla.shift_left' rhs must have signed integer or unsigned integer element type}}
+  %0 = "xla.shift_left"(%a, %b) : (tensor<2x3xi32>, tensor<2x3xi1>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// operands of incompatible shapes
+func.func @shift_left_shapes(%a: tensor<2x3xi32>, %b: tensor<3x2xi32>) -> tensor<2x3xi32> {
+  // expected-error@+1 {{'xla.shift_left' rhs must have the dimensions of lhs (s32[2,3]) up to size-1 dimensions}}
+  %0 = "xla.shift_left"(%a, %b) : (tensor<2x3xi32>, tensor<3x2xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// f32 is not an element type of shift_left
+func.func @shift_left_type(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'xla.shift_left' lhs must have signed integer or unsigned integer element type}}
+  %0 = "xla.shift_left"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
