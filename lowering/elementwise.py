@@ -289,8 +289,35 @@ for _name, _f, _cx, _wide in (("cos", math.cos, complex_d.cos, True), ("sin", ma
                               ("sqrt", math.sqrt, complex_d.sqrt, False), ("rsqrt", math.rsqrt, complex_d.rsqrt, False)):
     SCALAR[f"xla.{_name}"] = _float_or_complex(_f, _cx, _wide)
 
-SCALAR["xla.ceil"] = v(math.ceil)
-SCALAR["xla.floor"] = v(math.floor)
+def _round_to_int(fop, up: bool):
+    """ceil / floor, exact on subnormal operands too: IREE's CPU runtime flushes subnormal
+    inputs to zero (FTZ/DAZ), which would make ceil(2^-149) 0 instead of 1.  A subnormal is
+    recognised from its bits (zero exponent, nonzero fraction): ceil gives 1 or -0, floor
+    +0 or -1."""
+    def emit(args, in_types, out):
+        x = args[0]
+        et = in_types[0]
+        it = ir.IntegerType.get_signless(et.bits)
+        mant = {16: 10, 32: 23, 64: 52}[et.bits] if et.name != "bf16" else 7
+
+        def ic(val):
+            return arith.constant(it, ir.IntegerAttr.get(it, val - (1 << et.bits) if val >= 1 << (et.bits - 1) else val))
+        bits = arith.bitcast(it, x)
+        exp_mask = ((1 << (et.bits - 1)) - 1) & ~((1 << mant) - 1)
+        frac_mask = (1 << mant) - 1
+        sub = arith.andi(_cmpi(CI.eq, arith.andi(bits, ic(exp_mask)), ic(0)),
+                         _cmpi(CI.ne, arith.andi(bits, ic(frac_mask)), ic(0)))
+        neg = _cmpi(CI.slt, bits, ic(0))
+        if up:
+            tiny = arith.select(neg, _c(et, -0.0), _c(et, 1.0))
+        else:
+            tiny = arith.select(neg, _c(et, -1.0), _c(et, 0.0))
+        return arith.select(sub, tiny, fop(x))
+    return emit
+
+
+SCALAR["xla.ceil"] = _round_to_int(math.ceil, True)
+SCALAR["xla.floor"] = _round_to_int(math.floor, False)
 SCALAR["xla.cbrt"] = _widened(math.cbrt)
 SCALAR["xla.round_nearest_afz"] = v(math.round)
 SCALAR["xla.round_nearest_even"] = v(math.roundeven)

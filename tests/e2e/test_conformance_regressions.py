@@ -155,3 +155,17 @@ def test_transcendentals_within_3_ulp_on_the_cpu(target, covers):
             r = r.astype(dt)
             worst = int(_ulp(g, r).max())
             assert worst <= 3, f"{dt.__name__} {nm}: {worst} ULP"
+
+
+def test_ceil_and_floor_of_subnormals(target, covers):
+    """IREE's CPU runtime flushes subnormal inputs to zero, so ceil(2^-149) came out 0, not 1."""
+    covers.add(target, "xla.ceil", "xla.floor")
+    x = np.array([0x00000001, 0x80000001, 0x007FFFFF, 0x3F000000, 0x80000000], np.uint32).view(np.float32)
+    b = xla.Builder("round")
+    p = b.parameter(0, xla.Shape(xla.F32, x.shape))
+    ops.tuple(b, [ops.ceil(p), ops.floor(p)])
+    c, f = xla.compile(b.build(), target=target)(x)
+    np.testing.assert_array_equal(c, np.ceil(x))
+    if target == "cpu":                      # lavapipe loses the sign of a zero result
+        np.testing.assert_array_equal(np.signbit(c), np.signbit(np.ceil(x)))   # ceil(-tiny) = -0
+    np.testing.assert_array_equal(f, np.floor(x))
