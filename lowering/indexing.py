@@ -337,7 +337,13 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     x = lw.value("operands")[which]
     u = lw.value("updates")[which]
     idx = lw.value("scatter_indices")
-    I = sorted(set(dn.scatter_dims_to_operand_dims) | set(dn.input_batching_dims))
+    I = set(dn.scatter_dims_to_operand_dims) | set(dn.input_batching_dims)
+    if target_of(lw.op) not in (None, "cpu"):
+        # IREE 3.13's SPIR-V codegen crashes (gpuDistributeSharedMemoryCopy) on a 64-bit
+        # scatter into a cut-out window of a padded tensor: for GPU targets, dimensions whose
+        # window is narrower than the operand are indexed (at 0) instead of cut
+        I |= {d for d in range(R) if w[d] < D[d]}
+    I = sorted(I)
     X = [d for d in I if w[d] > 1]
     N = [d for d in range(R) if d not in I]
     i64 = ir.IntegerType.get_signless(64)
@@ -383,6 +389,8 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
             starts, ok = [], []
             for d in I:
                 s = plan.start(d, batch_index, idx)
+                if s is None:                                # indexed only for the GPU form
+                    s = _i64(0)
                 if d in dn.scatter_dims_to_operand_dims:
                     ok.append(plan.in_bounds(d, s))
                 starts.append(s)
@@ -407,10 +415,9 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
         indices = reshape(indices, [Bn] + ind_dims[nb:])
 
     bt = ir.RankedTensorType(sub.type).element_type
-    # IREE 3.13's SPIR-V codegen crashes (gpuDistributeSharedMemoryCopy) on a 64-bit scatter
-    # whose original is a padded, cut tensor fused into its dispatch: keep that a dispatch apart
-    dest = ir.Operation.create("util.optimization_barrier", results=[sub.type], operands=[sub]).result
-    op = ir.Operation.create("iree_linalg_ext.scatter", results=[sub.type], operands=[u2, indices, dest],
+    # (no util.optimization_barrier on the original: IREE then updates one buffer in place for
+    # two scatters of the same operand - wrong results)
+    op = ir.Operation.create("iree_linalg_ext.scatter", results=[sub.type], operands=[u2, indices, sub],
                              attributes={"dimension_map": ir.DenseI64ArrayAttr.get(list(range(nI))),
                                          "unique_indices": ir.BoolAttr.get(bool(lw.attr("unique_indices")))},
                              regions=1)
