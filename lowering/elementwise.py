@@ -168,7 +168,16 @@ def _float_pow(args, in_types, out):
         x, y = arith.extf(w.builtin_type(), x), arith.extf(w.builtin_type(), y)
     one, zero = _c(w, 1.0), _c(w, 0.0)
     ax = math.absf(x)
-    r = math.powf(ax, y)
+    if w == F64 and _on_cpu():
+        from .libm import pow_positive              # exp(y log x) in double-double
+        inf = _c(w, float("inf"))
+        normal = arith.andi(arith.andi(_cmpf(CF.OGE, ax, _c(w, 2.2250738585072014e-308)), _cmpf(CF.OLT, ax, inf)),
+                            _cmpf(CF.OLT, math.absf(y), inf))
+        safe = arith.select(normal, ax, one)
+        y_safe = arith.select(normal, y, one)
+        r = arith.select(normal, pow_positive(safe, y_safe), math.powf(ax, y))   # 0, inf, NaN: powf's rules
+    else:
+        r = math.powf(ax, y)
     integral = _cmpf(CF.OEQ, math.floor(y), y)                  # false for NaN, true for +-inf
     half = arith.mulf(y, _c(w, 0.5))
     odd = arith.andi(integral, _cmpf(CF.ONE, math.floor(half), half))

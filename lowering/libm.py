@@ -161,6 +161,102 @@ def log1p(x):
     return arith.select(arith.cmpf(CF.UNO, x, x), x, v)
 
 
+LN2_HI = 6.93147180369123816490e-01     # 32 significant bits: k * LN2_HI is exact for |k| < 2^21
+LN2_LO = 1.90821492927058770002e-10
+SQRT2 = 1.4142135623730951
+ATANH_C = [2.0 / (2 * n + 1) for n in range(1, 14)]     # 2 atanh(s) = 2s + sum 2 s^(2n+1) / (2n+1)
+
+
+def _i64c(v: int) -> ir.Value:
+    i64 = ir.IntegerType.get_signless(64)
+    return arith.constant(i64, ir.IntegerAttr.get(i64, v - (1 << 64) if v >= 1 << 63 else v))
+
+
+def _two_sum(a, b):
+    hi = arith.addf(a, b)
+    bb = arith.subf(hi, a)
+    return hi, arith.addf(arith.subf(a, arith.subf(hi, bb)), arith.subf(b, bb))
+
+
+def log_dd(x):
+    """log(x) for a positive normal x as hi + lo, about 2^-100 relative: x = m 2^k with m in
+    [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1) / (m + 1) carried with its error."""
+    i64 = ir.IntegerType.get_signless(64)
+    bits = arith.bitcast(i64, x)
+    k = arith.subi(arith.andi(arith.shrui(bits, _i64c(52)), _i64c(0x7FF)), _i64c(1023))
+    m = arith.bitcast(_f64(), arith.ori(arith.andi(bits, _i64c((1 << 52) - 1)), _i64c(0x3FF << 52)))
+    big = arith.cmpf(CF.OGT, m, c(SQRT2))
+    m = arith.select(big, arith.mulf(m, c(0.5)), m)
+    k = arith.select(big, arith.addi(k, _i64c(1)), k)
+    kf = arith.sitofp(_f64(), k)
+    f = arith.subf(m, c(1.0))                                   # exact
+    u_hi = arith.addf(c(2.0), f)
+    u_lo = arith.subf(f, arith.subf(u_hi, c(2.0)))              # exact (|2| >= |f|)
+    s = arith.divf(f, u_hi)
+    r = arith.subf(math.fma(arith.negf(s), u_hi, f), arith.mulf(s, u_lo))
+    s_lo = arith.divf(r, u_hi)
+    z = arith.mulf(s, s)
+    tail = arith.mulf(arith.mulf(s, z), _horner(z, ATANH_C))
+    # the tail's slope times s_lo (the tail is taken at s alone): d/ds 2 atanh(s) - 2 = 2 s^2 / (1 - s^2)
+    tail = arith.addf(tail, arith.divf(arith.mulf(arith.mulf(c(2.0), z), s_lo), arith.subf(c(1.0), z)))
+    hi, lo = _two_sum(arith.mulf(kf, c(LN2_HI)), arith.mulf(c(2.0), s))
+    lo = arith.addf(lo, arith.addf(arith.addf(arith.mulf(kf, c(LN2_LO)), arith.mulf(c(2.0), s_lo)), tail))
+    l_hi = arith.addf(hi, lo)
+    return l_hi, arith.subf(lo, arith.subf(l_hi, hi))
+
+
+def _dd_mul(a, b):
+    (ah, al), (bh, bl) = a, b
+    p = arith.mulf(ah, bh)
+    e = arith.addf(math.fma(ah, bh, arith.negf(p)), arith.addf(arith.mulf(ah, bl), arith.mulf(al, bh)))
+    hi = arith.addf(p, e)
+    return hi, arith.subf(e, arith.subf(hi, p))
+
+
+POW_INT_BITS = 11       # integral exponents up to 2^11 - 1 by binary powering in double-double
+
+
+def _pow_int(x, y):
+    """x^y for an integral |y| < 2^POW_INT_BITS: binary powering in double-double (rounded once)."""
+    i64 = ir.IntegerType.get_signless(64)
+    n = arith.fptosi(i64, math.absf(y))
+    acc, base = (c(1.0), c(0.0)), (x, c(0.0))
+    for i in range(POW_INT_BITS):
+        bit = arith.cmpi(CI.ne, arith.andi(arith.shrui(n, _i64c(i)), _i64c(1)), _i64c(0))
+        prod = _dd_mul(acc, base)
+        acc = (arith.select(bit, prod[0], acc[0]), arith.select(bit, prod[1], acc[1]))
+        if i + 1 < POW_INT_BITS:
+            base = _dd_mul(base, base)
+    hi, lo = acc
+    pos = arith.addf(hi, lo)
+    q = arith.divf(c(1.0), hi)                                  # 1 / (hi + lo), one Newton step
+    r = arith.subf(math.fma(arith.negf(q), hi, c(1.0)), arith.mulf(q, lo))
+    neg = math.fma(q, r, q)
+    v = arith.select(arith.cmpf(CF.OLT, y, c(0.0)), neg, pos)
+    ok = arith.andi(arith.cmpf(CF.OLT, math.absf(hi), c(float("inf"))), arith.cmpf(CF.ONE, hi, c(0.0)))
+    ok = arith.andi(ok, arith.cmpf(CF.OLT, math.absf(v), c(float("inf"))))
+    return v, ok
+
+
+def pow_positive(x, y):
+    """x^y for a positive normal x.  Integral |y| < 2048: binary powering in double-double
+    (10000^10 is 1e40 exactly); otherwise exp(y log x) with log x and the product carried in
+    double-double, so only exp's own rounding remains (math.powf's exp(y log x) in plain f64
+    loses |y log x| ulps)."""
+    l_hi, l_lo = log_dd(x)
+    t_hi = arith.mulf(y, l_hi)
+    t_lo = arith.addf(math.fma(y, l_hi, arith.negf(t_hi)), arith.mulf(y, l_lo))
+    e = math.exp(t_hi)
+    r = math.fma(e, t_lo, e)
+    finite = arith.cmpf(CF.OLT, math.absf(e), c(float("inf")))
+    r = arith.select(finite, r, e)                               # overflow: inf (not inf * 0)
+    integral = arith.andi(arith.cmpf(CF.OEQ, math.floor(y), y),
+                          arith.cmpf(CF.OLT, math.absf(y), c(float(1 << POW_INT_BITS))))
+    yi = arith.select(integral, y, c(0.0))
+    v, ok = _pow_int(x, yi)
+    return arith.select(arith.andi(integral, ok), v, r)
+
+
 def cbrt(x):
     a = math.absf(x)
     y = math.powf(a, c(1.0 / 3.0))

@@ -67,8 +67,9 @@ def test_pow_follows_c_on_negative_bases_and_special_values(target, covers):
         both_nan = np.isnan(got) & np.isnan(want)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
-        # f32 on the CPU is computed in f64 and rounded once; f64 carries math.powf's own error
-        rtol = (0 if target == "cpu" else 1e-6) if dt == np.float32 else 4e-16
+        # f32 on the CPU is computed in f64 and rounded once; f64 within 2 ULP (exact for
+        # integral exponents: double-double powering)
+        rtol = (0 if dt == np.float32 else 4.5e-16) if target == "cpu" else 1e-6
         np.testing.assert_allclose(np.where(both_nan, 0, got), np.where(both_nan, 0, want), rtol=rtol, atol=0)
         np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
     if target != "cpu":
@@ -78,6 +79,10 @@ def test_pow_follows_c_on_negative_bases_and_special_values(target, covers):
     got = xla.compile(b.build(), target=target)(np.array([-2, -2, 5, -8], np.float32),
                                                 np.array([2, 3, 2, -1], np.float32))
     np.testing.assert_array_equal(got, np.array([4, -8, 25, -0.125], np.float32))   # exact, not 25.000002
+    b = xla.Builder("pow64")
+    ops.pow(b.parameter(0, xla.Shape(xla.F64, (3,))), b.parameter(1, xla.Shape(xla.F64, (3,))))
+    got = xla.compile(b.build(), target=target)(np.array([10000.0, 10.0, 0.1]), np.array([10.0, -22.0, 2.0]))
+    np.testing.assert_array_equal(got, [1e40, 1e-22, 0.1 * 0.1])      # correctly rounded (StableHLO's test)
 
 
 def test_bitcast_convert_type_of_pred_and_complex_as_xla(target, covers):
@@ -169,3 +174,21 @@ def test_ceil_and_floor_of_subnormals(target, covers):
     if target == "cpu":                      # lavapipe loses the sign of a zero result
         np.testing.assert_array_equal(np.signbit(c), np.signbit(np.ceil(x)))   # ceil(-tiny) = -0
     np.testing.assert_array_equal(f, np.floor(x))
+
+
+def test_f64_pow_within_2_ulp(target, covers):
+    """F64 pow was exp(y log x) in plain f64 (16 ULP off at 10000^10); now double-double.
+    Reference: numpy's pow (glibc, correctly rounded in practice), 2 ULP allowed."""
+    if target != "cpu":
+        return
+    covers.add(target, "xla.pow")
+    rng = np.random.default_rng(3)
+    n = 2000
+    x = np.concatenate([rng.uniform(0, 10, n // 2), rng.uniform(0.6, 1.5, n // 2)])
+    y = np.concatenate([rng.uniform(-10, 10, n // 2), rng.uniform(-400, 400, n // 2)])
+    b = xla.Builder("pow")
+    ops.pow(b.parameter(0, xla.Shape(xla.F64, (n,))), b.parameter(1, xla.Shape(xla.F64, (n,))))
+    got = xla.compile(b.build(), target=target)(x, y)
+    want = np.power(x, y)
+    ok = np.isfinite(want) & (want > 1e-300)
+    assert int(_ulp(got[ok], want[ok]).max()) <= 2
