@@ -53,6 +53,23 @@ def _file_status(recs: list) -> str:
     return "unsupported"
 
 
+def _coverage(w) -> None:
+    from xlair import stablehlo
+    w("## Importer coverage")
+    w("")
+    ops = [n for n in stablehlo.SUPPORTED]
+    w(f"`xlair.from_stablehlo` maps {len(ops)} ops (chlo ops are first decomposed by StableHLO's "
+      "`chlo-legalize-to-stablehlo`): " + ", ".join(f"`{n}`" for n in ops) + ".")
+    w("")
+    w("Unsupported, by name: " + "; ".join(
+        f"`stablehlo.{n}` (XLA's {x}: not in xlair yet)" for n, x in sorted(stablehlo.PENDING.items())) + "; " +
+      "; ".join(f"`stablehlo.{n}` ({why})" for n, why in sorted(stablehlo.NO_COUNTERPART.items())) +
+      ". Also unsupported: element types outside XLA's set (i2, i4, ui2, ui4, f4/f6/f8 types, quantized "
+      "types), dynamic shapes, cbrt of complex values, bitcasts XLA does not take (1-bit i1 repacking, "
+      "complex to another width).")
+    w("")
+
+
 def write(data: dict, path: str) -> None:
     recs = data["records"]
     by_suite = collections.defaultdict(list)
@@ -95,6 +112,12 @@ def write(data: dict, path: str) -> None:
           f"{fc['fail']} | {fc['partly unsupported']} | {fc['unsupported']} |")
     w("")
 
+    w("The testdata suite is the folder's 2325 top-level programs; its `dynamic/` (shape-polymorphic")
+    w("serialization tests without value checks) and `quantized/` (quantized types, not XLA element")
+    w("types) subfolders are not run. Multi-replica/partition programs (`interpreter.run_parallel`) are")
+    w("unsupported until xlair has collectives.")
+    w("")
+    _coverage(w)
     fails = [r for r in recs if r["status"] == "fail"]
     w(f"## Failures ({len(fails)})")
     w("")
