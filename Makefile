@@ -5,7 +5,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 JOBS   ?= auto
 
-.PHONY: demo test status fuzz bench clean conformance
+# Debian packages the tests and the demo use when they can: Mesa's lavapipe, a Vulkan driver
+# that runs on the CPU (without it the Vulkan tests are skipped, with the reason).
+DEB_PACKAGES ?= mesa-vulkan-drivers
+
+.PHONY: demo test status fuzz bench clean conformance system-deps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,11 +18,32 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-demo: $(STAMP)
+# Installs the missing DEB_PACKAGES with apt-get (as root, or through password-less sudo);
+# idempotent, and where apt is unavailable it says so and carries on.
+system-deps:
+	@missing=""; \
+	if command -v dpkg-query >/dev/null 2>&1; then \
+	  for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	  done; \
+	else missing=" $(DEB_PACKAGES)"; fi; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "system-deps: no apt-get here, not installing:$$missing (Vulkan tests will be skipped without a Vulkan driver)"; exit 0; fi; \
+	SUDO=""; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "system-deps: not root and no password-less sudo, not installing:$$missing (Vulkan tests will be skipped)"; exit 0; fi; \
+	fi; \
+	echo "system-deps: installing$$missing"; \
+	( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing ) \
+	  || echo "system-deps: apt-get could not install$$missing (Vulkan tests will be skipped)"
+
+demo: $(STAMP) system-deps
 	$(PY) examples/mlp_demo.py
 
 # The whole suite, in parallel; docs/status.md is regenerated from the registry and the results.
-test: $(STAMP)
+test: $(STAMP) system-deps
 	rm -rf build/test-results
 	$(PY) -m pytest -n $(JOBS) tests; rc=$$?; \
 	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md; exit $$rc

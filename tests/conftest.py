@@ -19,6 +19,29 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("target", E2E_TARGETS)
 
 
+def _vulkan_rank(item):
+    """Which Vulkan instance of a test represents it: f32 first, then the smallest sizes."""
+    tokens = item.callspec.id.split("-")
+    sizes = sum(int(t) for t in tokens if t.isdigit())
+    return (0 if "f32" in tokens else 1, sizes, item.callspec.id)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Vulkan runs on lavapipe here, 30-100x slower than the CPU: each end-to-end test runs on
+    Vulkan once, in its representative instance (see _vulkan_rank), unless XLAIR_VULKAN_ALL=1."""
+    if os.environ.get("XLAIR_VULKAN_ALL") == "1":
+        return
+    groups: dict = {}
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        if cs is not None and cs.params.get("target") == "vulkan":
+            groups.setdefault((item.path, item.originalname), []).append(item)
+    drop = {id(i) for group in groups.values() for i in sorted(group, key=_vulkan_rank)[1:]}
+    if drop:
+        config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])
+        items[:] = [i for i in items if id(i) not in drop]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem):
     """A test that compiles for a target something IREE cannot do there (xla.compile raises

@@ -4,8 +4,10 @@
 
 Columns: spec (the op is in the spec's Operation Semantics), verify (a shape rule with its
 constraints), interpret (numpy reference semantics), lower (a lowering pattern), and one
-column per target from the last test run: `pass` (every end-to-end test of the op passed),
-`FAIL` (some failed), `skip` (tests skipped: no such device), blank (not tested).
+column per target from the last test run: `pass` (every end-to-end test of the op that ran
+there passed), `FAIL (n)` (n failed), `compiles` (the artifact was built and checked, no such
+device to run it), `skip` (tests skipped: no device), blank (not tested); a `†` marks an op
+with a known limitation on that target (listed below the table, with the reason).
 """
 from __future__ import annotations
 
@@ -47,14 +49,37 @@ def load_results(path: pathlib.Path) -> dict:
     return merged
 
 
-def cell(counts: dict | None) -> str:
-    if not counts:
-        return ""
-    if counts["fail"]:
+def cell(counts: dict | None, compiled: dict | None = None) -> str:
+    """A target column: end-to-end results first, else the compile-only check (`<t>:compile`)."""
+    if counts and counts["fail"]:
         return f"FAIL ({counts['fail']})"
-    if counts["pass"]:
+    if counts and counts["pass"]:
         return "pass"
-    return "skip"
+    if compiled and compiled["fail"]:
+        return f"FAIL ({compiled['fail']}, compile)"
+    if compiled and compiled["pass"]:
+        return "compiles"
+    if counts or compiled:
+        return "skip"
+    return ""
+
+
+def limitations_section() -> list[str]:
+    from xlair.targets import LIMITATIONS, TARGETS
+    lines = ["## Target limitations", "",
+             "What IREE 3.13 cannot compile, or compiles to wrong answers, on a target's default chip "
+             "(" + ", ".join(f"{n}: `{t.default_arch}`" for n, t in TARGETS.items() if t.default_arch) + "). "
+             "`xla.compile` refuses these programs with the reason (`xlair.targets.TargetLimitation`; "
+             "`check_limits=False` compiles anyway), the tests skip them with the same reason, and "
+             "`tests/tools/test_targets.py` checks that each one is still real.", "",
+             "| target | ops | cases | reason |", "|---|---|---|---|"]
+    for lim in LIMITATIONS:
+        ops = ", ".join(f"`{o}`" for o in lim.ops)
+        lines.append(f"| {lim.target} | {ops} | {lim.types} | {lim.reason.replace('|', '/')} |")
+    lines += ["", "Vulkan runs on Mesa's lavapipe here (a CPU implementation, 30-100x slower than "
+              "llvm-cpu): `make test` runs one representative case of each end-to-end test on Vulkan "
+              "(the f32 and smallest instance); `XLAIR_VULKAN_ALL=1` runs all of them.", ""]
+    return lines
 
 
 def render(results: dict) -> str:
@@ -62,7 +87,9 @@ def render(results: dict) -> str:
     from xlair.lowering import registry
     from xlair.lowering import patterns  # noqa: F401
 
+    from xlair.targets import LIMITATIONS
     ops = {d.seed: d for d in all_ops()}
+    limited = {(o, lim.target) for lim in LIMITATIONS for o in lim.ops}
     seeds = sorted(set(SPEC_OPS) | set(ops), key=lambda s: (ops[s].family if s in ops else "~", s))
     lines = [
         "# xlair op status",
@@ -82,7 +109,8 @@ def render(results: dict) -> str:
             continue
         lowered = d.mlir_name in registry.PATTERNS
         per = results.get(d.mlir_name, {})
-        cols = [cell(per.get(t)) for t in TARGETS]
+        cols = [cell(per.get(t), per.get(f"{t}:compile")) + ("†" if (d.mlir_name, t) in limited else "")
+                for t in TARGETS]
         if lowered and cols[0] == "pass":
             done += 1
         lines.append(f"| {s} | `{d.mlir_name}` | {d.family} | {in_spec} | yes | "
@@ -91,6 +119,7 @@ def render(results: dict) -> str:
     lines += ["", f"{done} ops lowered and passing on cpu; {len(ops)} ops registered; "
               f"{len(missing)} ops of the spec not yet registered"
               + (f": {', '.join(missing)}." if missing else "."), ""]
+    lines += limitations_section()
     return "\n".join(lines)
 
 

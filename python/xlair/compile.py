@@ -155,6 +155,9 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
             return hit
     module = lower(comp, replicas)
     with lock, context():
+        device = tgt.device_target(chip)
+        if device is not None:          # one of xlair's own chip descriptions (see targets.py)
+            module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
         text = str(module)
     vmfb = iree_compile(text, tgt, all_flags)
     if key:

@@ -20,31 +20,46 @@ class Target:
     arch_flag: str = ""     # the IREE flag naming the chip: --iree-llvmcpu-target-cpu, ...
     default_arch: str = ""
     archs: tuple = ()       # names documented for the CLI (others are passed to IREE as given)
+    own_archs: tuple = ()   # (name, #hal.device.target text): chips xlair describes itself
 
     def compile_flags(self, arch: str | None = None, cpu: str | None = None) -> list[str]:
         """IREE flags for this target; `arch` (or, for the CPU, `cpu`) picks the chip."""
         out = list(self.flags)
         chip = arch or cpu or self.default_arch
-        if self.arch_flag and chip:
+        if self.arch_flag and chip and self.device_target(chip) is None:
             out.append(f"{self.arch_flag}={chip}")
         return out
+
+    def device_target(self, arch: str | None = None) -> str | None:
+        """The `#hal.device.target` xlair puts on the module for one of its own chip
+        descriptions (None: IREE's flag names the chip)."""
+        return dict(self.own_archs).get(arch or self.default_arch)
 
 
 _COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
 
-#: The Vulkan target IREE compiles for when none is named.  IREE's own default
-#: (vp_android_baseline_2022) allows only 32-bit storage and computation: every 8-, 16- and
-#: 64-bit type and even i1 (PRED) buffers go through an emulation that gives wrong answers on
-#: Mesa's lavapipe.  "pascal" describes a desktop GPU with 8/16/32/64-bit storage and
-#: int8..int64 / fp16..fp64 arithmetic, which lavapipe (and desktop GPUs generally) provide.
-VULKAN_DEFAULT = "pascal"
+#: xlair's default Vulkan target, "generic": 8/16/32/64-bit storage and int8..int64 /
+#: fp16..fp64 arithmetic, 1024 threads and 32 KiB of shared memory per workgroup, and no
+#: subgroup operations.  IREE's own names do not fit a device of unknown subgroup size:
+#: its default (vp_android_baseline_2022) allows only 32-bit types and gets 8/16/64-bit data
+#: and even PRED buffers wrong through its emulation, and the desktop GPUs it knows (pascal,
+#: ampere, rdna3, valhall) assume a subgroup size (32, 64, 16) that reductions then rely on -
+#: Mesa's lavapipe runs 8-wide subgroups, and every large reduction comes out wrong.
+VULKAN_GENERIC = (
+    '#hal.device.target<"vulkan", [#hal.executable.target<"vulkan-spirv", "vulkan-spirv-fb", '
+    '{iree_codegen.target_info = #iree_gpu.target<arch = "", features = "spirv:v1.6,cap:Shader", '
+    'wgp = <compute = fp64|fp32|fp16|int64|int32|int16|int8, storage = b64|b32|b16|b8, subgroup = none, '
+    'subgroup_size_choices = [32], max_workgroup_sizes = [1024, 1024, 1024], '
+    'max_thread_count_per_workgroup = 1024, max_workgroup_memory_bytes = 32768, '
+    'max_workgroup_counts = [65535, 65535, 65535]>>}>]> : !hal.device')
 
 TARGETS = {
     "cpu": Target("cpu", "llvm-cpu", "local-task",
                   _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
                   "--iree-llvmcpu-target-cpu", "host", ("host", "x86-64-v3", "znver3", "generic")),
-    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON, "--iree-vulkan-target",
-                     VULKAN_DEFAULT, ("pascal", "ampere", "rdna3", "valhall", "vp_android_baseline_2022")),
+    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON, "--iree-vulkan-target", "generic",
+                     ("generic", "pascal", "ampere", "rdna3", "valhall", "vp_android_baseline_2022"),
+                     (("generic", VULKAN_GENERIC),)),
     "cuda": Target("cuda", "cuda", "cuda", _COMMON, "--iree-cuda-target", "sm_80",
                    ("sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89")),
     "rocm": Target("rocm", "rocm", "hip", _COMMON, "--iree-rocm-target", "gfx942",
@@ -127,7 +142,7 @@ LIMITATIONS: list[Limitation] = [
                "(\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
                lambda ins, outs, attrs: "f64" in ins),
     Limitation("vulkan", ("xla.exp", "xla.expm1", "xla.log", "xla.log1p", "xla.logistic", "xla.sin",
-                          "xla.cos", "xla.tan", "xla.tanh", "xla.sqrt", "xla.pow"), "c128",
+                          "xla.cos", "xla.tan", "xla.tanh", "xla.sqrt", "xla.pow", "xla.atan2"), "c128",
                "complex<f64> functions expand to f64 exp/log, which SPIR-V's GLSL.std.450 set "
                "lacks (\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
                lambda ins, outs, attrs: "c128" in ins),
