@@ -50,25 +50,41 @@ class _Anchor:
 
 @lowers("xla.while")
 def lower_while(lw):
+    """`if cond(init) { do { s = body(s) } while (cond(s)) } else { init }`.
+
+    The do-while form keeps the loop's exit value from ever being its entry value.  IREE 3.13
+    frees a loop-carried transient buffer when the loop exits ("dealloca origin"); when a loop
+    ran zero iterations that buffer was the entry value, which other ops (another loop sharing
+    the same constant init) still read: the CPU runtime then failed with "transient buffer has
+    not been committed".  Each iteration still evaluates the condition once."""
     state_shape = lw.result_shape
-    inits = builtin_leaves(lw.args["init"], state_shape)
+    init = lw.args["init"]
+    inits = builtin_leaves(init, state_shape)
     types = [v.type for v in inits]
-    w = scf.WhileOp(types, inits)
-    before = w.before.blocks.append(*types)
-    with ir.InsertionPoint(before):
-        state = from_builtin_leaves(list(before.arguments), state_shape)
-        anchor = _Anchor()
-        (pred,) = splice_region(lw.args["condition"], [state], anchor.op)
-        scf.ConditionOp(extract_scalar(to_builtin(pred)), list(before.arguments))
-        anchor.done()
-    after = w.after.blocks.append(*types)
-    with ir.InsertionPoint(after):
-        state = from_builtin_leaves(list(after.arguments), state_shape)
-        anchor = _Anchor()
-        (new_state,) = splice_region(lw.args["body"], [state], anchor.op)
-        scf.YieldOp(builtin_leaves(new_state, state_shape))
-        anchor.done()
-    return from_builtin_leaves(list(w.results), state_shape)
+    entry_test = lw.op.operation.clone()          # a second copy of the condition computation
+    anchor = _Anchor()
+    (pred,) = splice_region(entry_test.regions[0], [init], anchor.op)
+    anchor.done()
+    branch = scf.IfOp(extract_scalar(to_builtin(pred)), types, has_else=True)
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(inits)
+    with ir.InsertionPoint(branch.then_block):
+        w = scf.WhileOp(types, inits)
+        before = w.before.blocks.append(*types)
+        with ir.InsertionPoint(before):
+            state = from_builtin_leaves(list(before.arguments), state_shape)
+            anchor = _Anchor()
+            (new_state,) = splice_region(lw.args["body"], [state], anchor.op)
+            (again,) = splice_region(lw.args["condition"], [new_state], anchor.op)
+            with ir.InsertionPoint(anchor.op):
+                scf.ConditionOp(extract_scalar(to_builtin(again)), builtin_leaves(new_state, state_shape))
+            anchor.done()
+        after = w.after.blocks.append(*types)
+        with ir.InsertionPoint(after):
+            scf.YieldOp(list(after.arguments))
+        scf.YieldOp(list(w.results))
+    entry_test.erase()
+    return from_builtin_leaves(list(branch.results), state_shape)
 
 
 def _branch(block, region, operand, out: Shape):

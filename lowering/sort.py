@@ -114,58 +114,67 @@ def lower_sort(lw):
         return outs[0] if len(outs) == 1 else tuple_of(lw, outs)
     kernel_ok = target_of(lw.op) == "cpu" and n >= KERNEL_MIN and all(
         s.element_type.is_integer or s.element_type.is_float for s in shapes)
+    perm = [i for i in range(rank) if i != d] + [d]
+    inv = [perm.index(i) for i in range(rank)]
+    rows = shapes[0].size // n
+    flat = [reshape(transpose(v, s, perm), [rows, n]) for v, s in zip(values, shapes)]
     if not kernel_ok:
-        outs = sort_linalg_ext(lw, values, shapes, d, region, stable)
+        sorted_ = rank_sort(lw, flat, shapes, rows, n, region)
     else:
-        perm = [i for i in range(rank) if i != d] + [d]
-        inv = [perm.index(i) for i in range(rank)]
-        rows = shapes[0].size // n if n else 0
-        flat = [reshape(transpose(v, s, perm), [rows, n]) for v, s in zip(values, shapes)]
         fp = fast_path(region, shapes)
         if fp is not None:
             sorted_ = radix_sort(lw, flat, shapes, rows, n, *fp)
         else:
             sorted_ = merge_sort(lw, flat, shapes, rows, n, region)
-        outs = []
-        for v, s in zip(sorted_, shapes):
-            t_dims = [s.dims[p] for p in perm]
-            outs.append(transpose(reshape(v, t_dims), Shape(s.element_type, t_dims), inv))
+    outs = []
+    for v, s in zip(sorted_, shapes):
+        t_dims = [s.dims[p] for p in perm]
+        outs.append(transpose(reshape(v, t_dims), Shape(s.element_type, t_dims), inv))
     return outs[0] if len(outs) == 1 else tuple_of(lw, outs)
 
 
 # ----------------------------------------------------------------------------------------
-# portable: iree_linalg_ext.sort
+# portable: a rank sort in two linalg generics (any target, O(n^2) per row)
 # ----------------------------------------------------------------------------------------
-def sort_linalg_ext(lw, values, shapes, d, region, stable):
-    operands = list(values)
-    etypes = [s.element_type.builtin_type() for s in shapes]
+def rank_sort(lw, flat, shapes, rows, n, region):
+    """rank[r, i] counts the elements that sort before x[r, i] (equal ones before it count
+    when they come earlier: stable); out[r, p] is the x[r, i] whose rank is p.  Both are
+    parallel reductions, so any target runs them; short rows and GPU targets take this road."""
+    from .registry import affine_map, empty, fill, generic, loop_index, scalar_const
     i32 = ir.IntegerType.get_signless(32)
-    if stable:
-        from .registry import affine_map, empty, generic, loop_index
-        n = shapes[0].rank
-        iota_shape = Shape("s32", shapes[0].dims)
-        operands.append(generic([], [], [empty(iota_shape)], [affine_map(n, list(range(n)))],
-                                ["parallel"] * n,
-                                lambda _o: arith.index_cast(i32, loop_index(d)))[0])
-        etypes.append(i32)
-    op = ir.Operation.create(
-        "iree_linalg_ext.sort", results=[v.type for v in operands], operands=operands,
-        attributes={"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d),
-                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(operands)])},
-        regions=1)
-    block = op.regions[0].blocks.append(*[t for t in etypes for _ in (0, 1)])
-    args = list(block.arguments)
-    k = len(shapes)
-    with ir.InsertionPoint(block):
-        (c,) = emit_region(region, args[:2 * k], lw.op.name)
-        if stable:
-            (rev,) = emit_region(region, [args[i ^ 1] for i in range(2 * k)], lw.op.name)
-            true = arith.constant(ir.IntegerType.get_signless(1), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))
-            tie = arith.andi(arith.xori(c, true), arith.xori(rev, true))
-            earlier = arith.cmpi(CI.slt, args[2 * k], args[2 * k + 1])
-            c = arith.ori(c, arith.andi(tie, earlier))
-        ir.Operation.create("iree_linalg_ext.yield", operands=[c])
-    return list(op.results)[:k]
+    i1 = ir.IntegerType.get_signless(1)
+    k = len(flat)
+    at_i = affine_map(3, [0, 1])
+    at_j = affine_map(3, [0, 2])
+    true = None
+
+    def count(*args):
+        nonlocal true
+        xi = [args[2 * q] for q in range(k)]
+        xj = [args[2 * q + 1] for q in range(k)]
+        acc = args[-1]
+        (j_first,) = emit_region(region, [v for q in range(k) for v in (xj[q], xi[q])], lw.op.name)
+        (i_first,) = emit_region(region, [v for q in range(k) for v in (xi[q], xj[q])], lw.op.name)
+        one = arith.constant(i1, ir.IntegerAttr.get(i1, 1))
+        tie = arith.andi(arith.xori(j_first, one), arith.xori(i_first, one))
+        earlier = arith.cmpi(CI.ult, loop_index(2), loop_index(1))
+        before = arith.ori(j_first, arith.andi(tie, earlier))
+        return arith.addi(acc, arith.extui(i32, before))
+    ins, maps = [], []
+    for v in flat:
+        ins += [v, v]
+        maps += [at_i, at_j]
+    zero = arith.constant(i32, ir.IntegerAttr.get(i32, 0))
+    ranks = generic(ins, maps, [fill(Shape("s32", (rows, n)), zero)], [affine_map(3, [0, 1])],
+                    ["parallel", "parallel", "reduction"], count)[0]
+
+    def place(rank_i, x, acc):
+        hit = arith.cmpi(CI.eq, rank_i, arith.index_cast(i32, loop_index(1)))
+        return arith.select(hit, x, acc)
+    # one generic per operand (IREE 3.13 drops an output of the multi-result form)
+    return [generic([ranks, v], [at_j, at_j], [fill(Shape(s.element_type, (rows, n)), scalar_const(s.element_type, 0))],
+                    [affine_map(3, [0, 1])], ["parallel", "parallel", "reduction"], place)[0]
+            for v, s in zip(flat, shapes)]
 
 
 # ----------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         if args.emit == "linalg":
             from xlair.dialect.ir import context, lock
-            module = lower(comp, args.replicas)
+            module = lower(comp, args.replicas, tgt.name)
             with lock, context():
                 data = str(module).encode()
         else:

@@ -25,10 +25,15 @@ def signature_json(comp: Computation, replicas: int = 1) -> str:
                        "result": sig.result.mlir_str(), "replicas": replicas})
 
 
-def lower(comp: Computation, replicas: int = 1) -> ir.Module:
-    """A copy of the computation's module lowered to linalg (what IREE is given)."""
+def lower(comp: Computation, replicas: int = 1, target_name: str | None = None) -> ir.Module:
+    """A copy of the computation's module lowered to linalg (what IREE is given).  With a
+    target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
+    picks what that target computes well (lowering/elementwise.py widens some F32 functions to
+    F64 on the CPU only)."""
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
+        if target_name is not None:
+            module.operation.attributes["xlair.target"] = ir.StringAttr.get(target(target_name).name)
         pipeline.run(module, "xla-to-iree-input")
         main = _main(module)
         main.attributes["iree.reflection"] = ir.DictAttr.get(
@@ -153,7 +158,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         hit = cache_get(key)
         if hit is not None:
             return hit
-    module = lower(comp, replicas)
+    module = lower(comp, replicas, tgt.name)
     with lock, context():
         device = tgt.device_target(chip)
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)

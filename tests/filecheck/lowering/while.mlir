@@ -1,13 +1,18 @@
 // RUN: xlair-opt %s -p xla-to-iree-input | filecheck %s
 
-// The tuple state travels as scf.while's iteration values, one per leaf.
+// The loop is a do-while behind an entry test (see lowering/control_flow.py); the tuple
+// state travels as scf.while's iteration values, one per leaf.
 // CHECK-LABEL: func.func @main
+// CHECK: arith.cmpi slt
+// CHECK: scf.if %{{.*}} -> (tensor<i32>, tensor<4xf32>)
 // CHECK: scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
+// CHECK: arith.addi
+// CHECK: arith.addf
 // CHECK: arith.cmpi slt
 // CHECK: scf.condition
 // CHECK: } do {
-// CHECK: arith.addi
-// CHECK: arith.addf
+// CHECK: scf.yield
+// CHECK: } else {
 // CHECK: scf.yield
 // CHECK-NOT: xla.
 func.func @main(%v: tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>> {
