@@ -53,6 +53,11 @@ test: $(STAMP) system-deps
 conformance: $(STAMP)
 	$(PY) tests/conformance/run.py --jobs 2
 
+# The long profile of the differential fuzzer (10,000 random programs against the numpy
+# reference interpreter, 20,000 ill-formed calls); writes its counts to docs/reliability.md.
+fuzz: $(STAMP)
+	$(PY) tests/fuzz/run.py --programs 10000 --batch 50 --calls 20000 --jobs 2 --report docs/reliability.md
+
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md
 
