@@ -89,7 +89,22 @@ def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -
     return h.hexdigest()
 
 
-_DIGEST = 32
+_SEAL = b"XLAIRSHA"
+
+
+def seal(vmfb: bytes) -> bytes:
+    """An xlair artifact: the IREE module, its sha256 and the mark `XLAIRSHA`.  IREE's loaders
+    (iree.runtime, iree-run-module) ignore the 40 trailing bytes; `xla.load` and the compile
+    cache check them, so a corrupt artifact is an error instead of a crash in IREE's loader."""
+    return vmfb + hashlib.sha256(vmfb).digest() + _SEAL
+
+
+def is_sealed(data: bytes) -> bool | None:
+    """True: an intact xlair artifact; False: xlair's mark with a wrong digest (corrupt or
+    truncated); None: no mark (not written by xlair, or cut short)."""
+    if len(data) <= 40 or not data.endswith(_SEAL):
+        return None
+    return hashlib.sha256(data[:-40]).digest() == data[-40:-8]
 
 
 def cache_get(key: str) -> bytes | None:
@@ -98,10 +113,7 @@ def cache_get(key: str) -> bytes | None:
         data = p.read_bytes()
     except OSError:
         return None
-    body, digest = data[:-_DIGEST], data[-_DIGEST:]
-    if len(data) <= _DIGEST or hashlib.sha256(body).digest() != digest:
-        return None      # truncated or corrupt entry: rebuilt by the caller
-    return body
+    return data if is_sealed(data) else None      # truncated or corrupt: rebuilt by the caller
 
 
 def cache_put(key: str, vmfb: bytes) -> None:
@@ -110,7 +122,7 @@ def cache_put(key: str, vmfb: bytes) -> None:
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(vmfb + hashlib.sha256(vmfb).digest())
+            f.write(vmfb)
         os.replace(tmp, d / f"{key}.vmfb")          # atomic: readers see old or new, whole
     except OSError:
         pass
@@ -164,7 +176,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)
             module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
         text = str(module)
-    vmfb = iree_compile(text, tgt, all_flags)
+    vmfb = seal(iree_compile(text, tgt, all_flags))
     if key:
         cache_put(key, vmfb)
     return vmfb

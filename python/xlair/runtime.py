@@ -64,17 +64,20 @@ class Executable:
             raise XlaError(f"the artifact holds code for {made_for}, not {self.target.name}; "
                            f"load it with target={made_for!r} (or recompile it for {self.target.name})")
         cfg = _config(self.target.driver)
-        try:
+        try:     # IREE's loader raises RuntimeError, IndexError, UnicodeDecodeError, ... on bad bytes
             self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
-        except (RuntimeError, ValueError) as e:
-            raise XlaError(f"not a loadable IREE module: {e}") from None
-        sig = _signature_from_vm(self._vm_module)
-        self.name = sig.get("name", "main")
-        self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
-        self.result_shape = _shape(sig["result"])
-        self.replicas = int(sig.get("replicas", 1))
+            sig = _signature_from_vm(self._vm_module)
+            self.name = sig.get("name", "main")
+            self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
+            self.result_shape = _shape(sig["result"])
+            self.replicas = int(sig.get("replicas", 1))
+            self._ctx = rt.SystemContext(vm_modules=[self._vm_module], config=cfg)
+        except XlaError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise XlaError(f"not a loadable xlair artifact for {self.target.name}: "
+                           f"{type(e).__name__}: {str(e)[:500]}") from None
         self._device = cfg.device
-        self._ctx = rt.SystemContext(vm_modules=[self._vm_module], config=cfg)
         self._fn = self._vm_module.lookup_function("main")
         self._leaves_in = [s for p in self.parameter_shapes for s in p.leaves()]
         self._leaves_out = self.result_shape.leaves()
@@ -185,12 +188,86 @@ def _from_device(device, bv, s: Shape) -> np.ndarray:
     return raw.view(dtype).reshape(dims)
 
 
-def load(path: str | os.PathLike, target: str | None = None) -> Executable:
+def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True) -> Executable:
     """Load a `.vmfb` written by `Executable.save` or `xlair-compile`.  The artifact carries its
-    signature and the kind of device code it holds, so `target` may be left out."""
+    signature and the kind of device code it holds, so `target` may be left out.
+
+    xlair's artifacts end in their sha256 (see `xlair.compile.seal`): a mismatch is an
+    `XlaError`.  Corrupt device code can crash IREE's ELF loader (a segfault, measured with
+    bytes overwritten in the embedded executable), so an artifact without xlair's seal is, with
+    `isolate` (the default), first loaded and run once on zeros in a child process, whose death
+    becomes an `XlaError` (a best effort: IREE's crashes on such bytes are not always
+    reproducible from one process to the next)."""
+    from .compile import is_sealed
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise XlaError(f"cannot read {path}: {e}") from None
+    sealed = is_sealed(data)
+    if sealed is False:
+        raise XlaError(f"{path} is corrupt: its sha256 does not match the digest xlair wrote at its end")
+    if sealed is None and isolate:
+        _vet(data, path, target)
     return Executable(data, target)
+
+
+_VETTED: set[str] = set()
+_VET_CHILD = r"""
+import sys
+import numpy as np
+from xlair.runtime import Executable
+exe = Executable(open(sys.argv[1], "rb").read(), sys.argv[2])
+def zeros(s):
+    return tuple(zeros(t) for t in s.tuple_shapes) if s.is_tuple else np.zeros(s.dims, s.dtype)
+shapes = exe.parameter_shapes
+if not any(s.is_token for p in shapes for s in p.leaves()) and \
+        sum(int(np.prod(s.dims)) * s.dtype.itemsize for p in shapes for s in p.leaves()) < 2**26:
+    print("loaded", flush=True)
+    exe(*[zeros(p) for p in shapes])     # a trial run on zeros: corrupt code may crash only here
+"""
+
+
+def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
+    """Load the artifact in a child process and run it once on zero arguments (when they are
+    small and hold no tokens); the child's death by a signal, or a hang while loading, is an
+    XlaError.  A trial run that does not finish is inconclusive (a program may loop on zeros).
+    Artifacts that pass are remembered by content hash (in this process and in the compile
+    cache directory), so loading the same file again costs nothing."""
+    import hashlib
+    import subprocess
+    import sys
+    import tempfile
+    from .compile import cache_dir
+    from .targets import artifact_target, target as find_target
+    key = hashlib.sha256(data).hexdigest()
+    marker = cache_dir() / "vetted" / key
+    if key in _VETTED or marker.exists():
+        return
+    try:
+        name = find_target(target or artifact_target(data) or "cpu").name
+    except XlaError:
+        return           # the in-process load reports the unknown target
+    with tempfile.NamedTemporaryFile(suffix=".vmfb") as f:
+        f.write(data)
+        f.flush()
+        try:
+            r = subprocess.run([sys.executable, "-c", _VET_CHILD, f.name, name],
+                               capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            if b"loaded" in (e.stdout or b""):
+                return   # the trial run on zeros did not finish: inconclusive (it may loop on zeros)
+            raise XlaError(f"loading {path} did not finish in {timeout:.0f} s (in a child process); "
+                           f"the artifact is corrupt or not made for this machine") from None
+    if r.returncode < 0:
+        stage = "running it on zeros" if b"loaded" in r.stdout else "loading it"
+        raise XlaError(f"{stage} crashed the IREE runtime (signal {-r.returncode}, in a child process): "
+                       f"{path} is corrupt or not made for this machine")
+    if r.returncode == 0:
+        _VETTED.add(key)
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass
+    # any other failure: the in-process load below raises the XlaError with IREE's message
