@@ -2,7 +2,7 @@
 
     xlair-compile prog.mlir --target=cpu -o prog.vmfb
     xlair-compile prog.mlir --target=cpu --cpu=x86-64-v3 -o portable.vmfb
-    xlair-compile prog.mlir --target=vulkan [--vulkan-target=pascal]
+    xlair-compile prog.mlir --target=vulkan [--vulkan-target=generic]
     xlair-compile prog.mlir --target=cuda --cuda-arch=sm_80
     xlair-compile prog.mlir --target=rocm --rocm-arch=gfx942
 
@@ -37,10 +37,10 @@ def parser() -> argparse.ArgumentParser:
                     help=f"{' | '.join(TARGETS)} (or IREE names: llvm-cpu, vulkan-spirv, hip); default cpu")
     ap.add_argument("--cpu", help=f"CPU to compile for: {', '.join(TARGETS['cpu'].archs)} or any LLVM "
                                   f"CPU name (default host)")
-    ap.add_argument("--cuda-arch", help=f"CUDA chip, e.g. {', '.join(TARGETS['cuda'].archs)} (default sm_80)")
-    ap.add_argument("--rocm-arch", help=f"ROCm chip, e.g. {', '.join(TARGETS['rocm'].archs)} (default gfx942)")
+    ap.add_argument("--cuda-arch", help=f"CUDA chip, e.g. {', '.join(TARGETS['cuda'].archs)} (default {TARGETS['cuda'].default_arch})")
+    ap.add_argument("--rocm-arch", help=f"ROCm chip, e.g. {', '.join(TARGETS['rocm'].archs)} (default {TARGETS['rocm'].default_arch})")
     ap.add_argument("--vulkan-target", help=f"Vulkan target IREE knows, e.g. "
-                                            f"{', '.join(TARGETS['vulkan'].archs)} (default pascal)")
+                                            f"{', '.join(TARGETS['vulkan'].archs)} (default {TARGETS['vulkan'].default_arch})")
     ap.add_argument("--replicas", type=int, default=1, help="replica count recorded in the artifact")
     ap.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
                     help="extra flag for IREE's compiler, e.g. --iree-flag=--iree-opt-level=O3 (repeatable)")
