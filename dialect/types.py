@@ -212,7 +212,10 @@ class Shape:
         return _parse_type(self.mlir_str())
 
     def builtin_mlir(self) -> ir.Type:
-        """The array's type after lowering (unsigned element types become signless)."""
+        """The array's type after lowering (unsigned element types become signless; a token
+        becomes a `tensor<i1>` that side-effecting calls pass along, see lowering/side_effects.py)."""
+        if self.is_token:
+            return _parse_type("tensor<i1>")
         return _parse_type("tensor<" + "".join(f"{d}x" for d in self.dims) + self.element_type.builtin + ">")
 
     def mlir_str(self) -> str:

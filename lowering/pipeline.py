@@ -3,6 +3,8 @@ names):
 
   xla-simplify         fold get_tuple_element(tuple(...)), drop dead tuples
   xla-flatten-tuples   function arguments and results of tuple type become their leaves
+  xla-elementwise-loops  (CPU-targeted modules) element-wise While loops as one linalg.generic
+                       per element (lowering/loops.py); run by xla-to-linalg
   xla-to-linalg        every xla op to linalg/tensor/scf/arith/math/complex; unsigned
                        element types become signless; fails if an xla op is left
   xla-to-iree-input    the three above, in order: what IREE is given
@@ -121,7 +123,7 @@ def _legalize_signatures(module: ir.Module) -> None:
         ins = list(ft.inputs)
         first = list(block.operations)[0]
         for i, a in enumerate(block.arguments):
-            if not is_tensor(a.type):
+            if not is_tensor(a.type) and str(a.type) != "!xla.token":
                 continue
             t = builtin_type(Shape.from_mlir(a.type))
             if t == a.type:
@@ -136,7 +138,7 @@ def _legalize_signatures(module: ir.Module) -> None:
         outs = list(ft.results)
         for ret in [op.operation for op in block.operations if op.operation.name == "func.return"]:
             for i, v in enumerate(list(ret.operands)):
-                if is_tensor(v.type):
+                if is_tensor(v.type) or str(v.type) == "!xla.token":
                     t = builtin_type(Shape.from_mlir(v.type))
                     if t != v.type:
                         with ir.InsertionPoint(ret), ret.location:
@@ -164,9 +166,17 @@ def dynamic_sizes(module: ir.Module) -> None:
     run_dynamic(module)
 
 
+@register_pass("xla-elementwise-loops")
+def elementwise_loops(module: ir.Module) -> None:
+    """CPU-targeted modules: element-wise While loops run per element in one linalg.generic."""
+    from .loops import elementwise_loops as run_loops
+    run_loops(module)
+
+
 @register_pass("xla-to-linalg")
 def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
+    elementwise_loops(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
     _simplify_patterns(ps)

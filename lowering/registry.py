@@ -64,7 +64,7 @@ def cast(v: ir.Value, t: ir.Type) -> ir.Value:
 
 def to_builtin(v: ir.Value) -> ir.Value:
     t = v.type
-    if is_tensor(t):
+    if is_tensor(t) or str(t) == "!xla.token":
         s = Shape.from_mlir(t)
         return cast(v, builtin_type(s))
     return v

@@ -134,6 +134,18 @@ EXAMPLES = {
                                                        param(b, S(U64, (2,))), S(U32, (2, 3))),
     "rng_uniform": lambda b: O.rng_uniform(param(b, S(F32, ())), param(b, S(F32, ())), S(F32, (2, 3))),
     "rng_normal": lambda b: O.rng_normal(param(b, S(F32, ())), param(b, S(F32, ())), S(F32, (2, 3))),
+    # -- side effects and collectives -----------------------------------------------------------
+    "after_all": lambda b: O.after_all(b, [O.after_all(b, []), param(b, S.token())]),
+    "custom_call": lambda b: O.custom_call("myfunc", [param(b, S(F32, (2,))), param(b, F23)], S(F32, (3, 3))),
+    "infeed": lambda b: O.infeed(b, S.tuple([F23, S(S32, ())]), token=param(b, S.token())),
+    "outfeed": lambda b: O.outfeed(param(b, F23), token=param(b, S.token())),
+    "send": lambda b: O.send(param(b, F23), 7, token=param(b, S.token())),
+    "recv": lambda b: O.recv(b, F23, 7),
+    "replica_id": lambda b: O.replica_id(b),
+    "all_reduce": lambda b: O.all_reduce(param(b, F23), ADD, [[0, 1]], 3),
+    "all_gather": lambda b: O.all_gather(param(b, F23), 1, 2),
+    "all_to_all": lambda b: O.all_to_all(param(b, S(F32, (2, 4))), 1, 0, 2),
+    "collective_permute": lambda b: O.collective_permute(param(b, F23), [(0, 1), (1, 0)]),
 }
 
 #: element types tried, in order, for ops built generically (the shape rule picks).

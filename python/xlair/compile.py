@@ -11,6 +11,7 @@ import tempfile
 from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
+from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
 from .computation import Computation
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
@@ -19,10 +20,14 @@ from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported
 # ----------------------------------------------------------------------------------------
 # lowering
 # ----------------------------------------------------------------------------------------
-def signature_json(comp: Computation, replicas: int = 1) -> str:
+def signature_json(comp: Computation, replicas: int = 1, host: list | None = None) -> str:
+    """The executable's signature; `host` lists its host call sites (python/xlair/host.py)."""
     sig = comp.program_shape
-    return json.dumps({"name": comp.name, "params": [p.mlir_str() for p in sig.params],
-                       "result": sig.result.mlir_str(), "replicas": replicas})
+    d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
+         "result": sig.result.mlir_str(), "replicas": replicas}
+    if host:
+        d["host"] = host
+    return json.dumps(d)
 
 
 def lower(comp: Computation, replicas: int = 1, target_name: str | None = None) -> ir.Module:
@@ -35,9 +40,12 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None) 
         if target_name is not None:
             module.operation.attributes["xlair.target"] = ir.StringAttr.get(target(target_name).name)
         pipeline.run(module, "xla-to-iree-input")
+        host = host_calls_of(module)
+        if HOST_CALLS_ATTR in module.operation.attributes:
+            del module.operation.attributes[HOST_CALLS_ATTR]
         main = _main(module)
         main.attributes["iree.reflection"] = ir.DictAttr.get(
-            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas))})
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host))})
         return module
 
 

@@ -13,18 +13,76 @@ from .computation import Computation
 from .values import check_args
 
 
-def interpret(comp: Computation, *args):
-    """Evaluate a computation on host values; tuples come back as Python tuples."""
+def interpret(comp: Computation, *args, host=None):
+    """Evaluate a computation on host values; tuples come back as Python tuples.  `host` (an
+    `xlair.host.HostContext`) holds the infeed and outfeed queues the side effects use (by
+    default a new one; then Infeed has nothing to read)."""
+    from .host import HostContext, ReplicaRun, _GLOBAL_CHANNELS
     sig = comp.program_shape
     vals = check_args(sig.params, args, f"computation {comp.name}")
+    host = HostContext(0, comp.name) if host is None else host
+    host.run = ReplicaRun(1, None if host.run is None else host.run.timeout, lock=lock,
+                          channels=_GLOBAL_CHANNELS)
     with lock, context():
-        return _Interp(comp.module).call("main", vals)
+        return _Interp(comp.module, host).call("main", vals)
+
+
+def interpret_replicated(comp: Computation, args_per_replica, hosts=None, timeout: float | None = None):
+    """Evaluate a computation as N replicas (N = len(args_per_replica)), each in a thread, their
+    collectives meeting as in `Executable.run_replicated`; returns their results.  `hosts`:
+    one `xlair.host.HostContext` per replica (for infeed/outfeed), made when not given."""
+    import threading
+    from .host import HostContext, ReplicaRun
+    n = len(args_per_replica)
+    sig = comp.program_shape
+    vals = [check_args(sig.params, a, f"computation {comp.name} replica {r}") for r, a in enumerate(args_per_replica)]
+    hosts = [HostContext(r, comp.name) for r in range(n)] if hosts is None else list(hosts)
+    run = ReplicaRun(n, timeout, lock=lock)     # waits release the MLIR lock the replicas share
+    results, errors = [None] * n, [None] * n
+
+    def work(r):
+        hosts[r].run = run
+        try:
+            with lock, context():
+                results[r] = _Interp(comp.module, hosts[r]).call("main", vals[r])
+        except BaseException as e:      # noqa: BLE001
+            errors[r] = e
+            run.fail(r, str(e))
+
+    threads = [threading.Thread(target=work, args=(r,), daemon=True) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(run.timeout + 30)
+        if t.is_alive():
+            raise XlaError(f"interpreted replicas of {comp.name} did not finish")
+    for r, e in enumerate(errors):
+        if e is not None:
+            first = run.failed[0] if run.failed and errors[run.failed[0]] is not None else r
+            raise XlaError(f"replicated run of {comp.name} failed on replica {first}: {errors[first]}")
+    return results
 
 
 class _Interp:
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, host=None):
         self.funcs = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
                       for op in module.body.operations if op.operation.name == "func.func"}
+        self.host = host
+        self.site = None
+        self._sites: dict = {}
+
+    def site_of(self, op) -> int:
+        """A number for each op of the module (the same in every replica's interpretation)."""
+        if not self._sites:
+            n = 0
+            for f in self.funcs.values():
+                def visit(o):
+                    nonlocal n
+                    self._sites[o.operation if hasattr(o, "operation") else o] = n
+                    n += 1
+                    return ir.WalkResult.ADVANCE
+                f.walk(visit)
+        return self._sites.get(op, -1)
 
     def call(self, name: str, args):
         f = self.funcs.get(name)
@@ -74,7 +132,10 @@ class _Interp:
                 kw[p.name] = self.function(v)
             else:
                 kw[p.name] = v
-        extra = {"interp": self} if getattr(opdef.reference, "wants_interp", False) else {}
+        extra = {}
+        if getattr(opdef.reference, "wants_interp", False):
+            extra = {"interp": self}
+            self.site = self.site_of(op)
         result = _batched(Shape.from_mlir(op.results[0].type), batch)
         try:
             if dyn is not None:

@@ -11,6 +11,7 @@ from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape
 
+from . import host
 from .values import check_args, flatten, unflatten
 
 _instance = None
@@ -71,7 +72,7 @@ class Executable:
             self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
             self.result_shape = _shape(sig["result"])
             self.replicas = int(sig.get("replicas", 1))
-            self._ctx = rt.SystemContext(vm_modules=[self._vm_module], config=cfg)
+            self._setup_host(sig, cfg)
         except XlaError:
             raise
         except Exception as e:  # noqa: BLE001
@@ -81,34 +82,121 @@ class Executable:
         self._fn = self._vm_module.lookup_function("main")
         self._leaves_in = [s for p in self.parameter_shapes for s in p.leaves()]
         self._leaves_out = self.result_shape.leaves()
-        self._lock = threading.Lock()
+
+    def _setup_host(self, sig: dict, cfg) -> None:
+        """Side effects and replicas (python/xlair/host.py): one VM context per replica, each
+        with its own instance of the host module bound to the replica's HostContext."""
+        self._cfg = cfg
+        self._device = cfg.device
+        self._sites = host.parse_sites(sig)
+        for site in self._sites:
+            site.check(self.replicas)
+        #: seconds any wait of a side effect or collective may take before it raises XlaError
+        self.timeout = host.DEFAULT_TIMEOUT
+        self._hosts = [host.HostContext(r, self.name) for r in range(self.replicas)]
+        self._contexts: dict[int, object] = {}
+        self._locks = [threading.Lock() for _ in range(self.replicas)]
+        self._lock = self._locks[0]
+        self._ctx = self._context(0)
+        if self._sites:
+            host.track(self)
+
+    def _context(self, replica: int):
+        """The VM context of one replica (made on first use)."""
+        ctx = self._contexts.get(replica)
+        if ctx is None:
+            rt = _rt()
+            modules = [self._vm_module]
+            if self._sites:
+                modules.insert(0, host.host_module(self._sites, self._hosts[replica], self._device))
+            ctx = rt.SystemContext(vm_modules=modules, config=self._cfg)
+            if self._vm_module.lookup_function("xlair_set_replica") is not None:
+                ctx.modules.module["xlair_set_replica"](np.asarray(replica, np.int32))
+            self._contexts[replica] = ctx
+        return ctx
+
+    # -- infeed / outfeed ------------------------------------------------------------------------
+    @property
+    def infeed(self) -> "host.Feed":
+        """The infeed queue (of replica 0): `exe.infeed.put(value)` before or during a run."""
+        return self._hosts[0].infeed_queue
+
+    @property
+    def outfeed(self) -> "host.Feed":
+        """The outfeed queue (of replica 0): `exe.outfeed.get(timeout=...)`, `len(exe.outfeed)`."""
+        return self._hosts[0].outfeed_queue
+
+    def infeed_queue(self, replica: int = 0) -> "host.Feed":
+        return self._hosts[self._replica_index(replica)].infeed_queue
+
+    def outfeed_queue(self, replica: int = 0) -> "host.Feed":
+        return self._hosts[self._replica_index(replica)].outfeed_queue
+
+    def _replica_index(self, replica) -> int:
+        if isinstance(replica, bool) or not isinstance(replica, (int, np.integer)) or \
+                not 0 <= replica < self.replicas:
+            raise XlaError(f"replica must be in [0, {self.replicas}); got {replica!r}")
+        return int(replica)
 
     def __repr__(self):
         return (f"<xla.Executable {self.name} on {self.target.name}: "
                 f"({', '.join(map(repr, self.parameter_shapes))}) -> {self.result_shape}>")
 
     def __call__(self, *args):
-        rt = _rt()
+        if self.replicas != 1:
+            raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
+                           "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
+        run = host.ReplicaRun(1, self.timeout, channels=host._GLOBAL_CHANNELS)
+        return self._invoke(0, vals, run)
+
+    def run_replicated(self, args_per_replica, timeout: float | None = None) -> list:
+        """Run the N replicas the executable was compiled for (`replicas=N`), each in its own
+        thread and VM context; returns the list of their results.  If a replica fails, the
+        call raises XlaError naming it (the others stop at their next wait); no wait lasts
+        longer than `timeout` (default `self.timeout`)."""
+        from .replicas import run_threads
+        return run_threads(self, args_per_replica, self.timeout if timeout is None else timeout)
+
+    def run_on_rank(self, comm, args, timeout: float | None = None):
+        """Run this MPI rank's replica (replica id = rank) with `args`; collectives go through
+        MPI (xlair.replicas.mpi()).  Every rank raises if any rank fails."""
+        from .replicas import run_mpi
+        return run_mpi(self, comm, args, self.timeout if timeout is None else timeout)
+
+    def _invoke(self, replica: int, vals, run):
+        """Run replica `replica` on checked argument values, its side effects in `run`."""
+        rt = _rt()
         flat = [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
-        with self._lock:
+        hctx = self._hosts[replica]
+        with self._locks[replica]:
+            ctx = self._context(replica)
+            hctx.run, hctx.error = run, None
             try:
                 ins = rt.VmVariantList(len(flat))
                 for a, s in zip(flat, self._leaves_in):
                     ins.push_ref(_to_device(self._device, a, s))
                 outs = rt.VmVariantList(len(self._leaves_out))
-                self._ctx.vm_context.invoke(self._fn, ins, outs)
+                ctx.vm_context.invoke(self._fn, ins, outs)
                 if len(outs) != len(self._leaves_out):
                     raise XlaError(f"executable {self.name} returned {len(outs)} values; its signature "
                                    f"says {len(self._leaves_out)}")
-                host = [_from_device(self._device, outs.get_as_object(i, rt.HalBufferView), s)
+                results = [_from_device(self._device, outs.get_as_object(i, rt.HalBufferView), s)
                         for i, s in enumerate(self._leaves_out)]
             except (RuntimeError, ValueError) as e:
+                err, hctx.error = hctx.error, None
+                if isinstance(err, XlaError):
+                    raise XlaError(err.message, op=err.op, param=err.param, location=err.location) from None
+                if err is not None:
+                    raise XlaError(f"executable {self.name}: a host call failed: {type(err).__name__}: "
+                                   f"{err}") from None
                 if isinstance(e, XlaError):
                     raise
                 raise XlaError(f"executable {self.name} failed at run time on {self.target.name}: "
                                f"{e}") from None
-        return unflatten(host, self.result_shape)
+            finally:
+                hctx.run = None
+        return unflatten(results, self.result_shape)
 
     @property
     def vmfb(self) -> bytes:
@@ -126,8 +214,9 @@ class Executable:
         if self._vm_module.lookup_function("xlair_rng_seed") is None:
             return
         value = np.asarray(int(n) & (2 ** 64 - 1), np.uint64).view(np.int64)
-        with self._lock:
-            self._ctx.modules.module["xlair_rng_seed"](value)
+        for r in range(self.replicas):
+            with self._locks[r]:
+                self._context(r).modules.module["xlair_rng_seed"](value)
 
 
 def _leaf_dtype(s: Shape) -> np.dtype:
@@ -221,7 +310,7 @@ exe = Executable(open(sys.argv[1], "rb").read(), sys.argv[2])
 def zeros(s):
     return tuple(zeros(t) for t in s.tuple_shapes) if s.is_tuple else np.zeros(s.dims, s.dtype)
 shapes = exe.parameter_shapes
-if not any(s.is_token for p in shapes for s in p.leaves()) and \
+if not exe._sites and not any(s.is_token for p in shapes for s in p.leaves()) and \
         sum(int(np.prod(s.dims)) * s.dtype.itemsize for p in shapes for s in p.leaves()) < 2**26:
     print("loaded", flush=True)
     exe(*[zeros(p) for p in shapes])     # a trial run on zeros: corrupt code may crash only here
@@ -230,7 +319,7 @@ if not any(s.is_token for p in shapes for s in p.leaves()) and \
 
 def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
     """Load the artifact in a child process and run it once on zero arguments (when they are
-    small and hold no tokens); the child's death by a signal, or a hang while loading, is an
+    small and hold no tokens, and the program has no side effects: an Infeed would wait); the child's death by a signal, or a hang while loading, is an
     XlaError.  A trial run that does not finish is inconclusive (a program may loop on zeros).
     Artifacts that pass are remembered by content hash (in this process and in the compile
     cache directory), so loading the same file again costs nothing."""

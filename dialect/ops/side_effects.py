@@ -1,0 +1,211 @@
+"""Side effects: AfterAll (tokens), CustomCall, Infeed, Outfeed, Send, Recv.
+
+Tokens.  `!xla.token` orders side-effecting ops: Infeed, Outfeed, Send and Recv take an
+optional `token` operand (XLA's *WithToken forms) and then also produce one; AfterAll joins
+tokens.  Independently of tokens, side-effecting ops of one computation run in the order they
+were built (their lowerings are calls of host functions, which neither MLIR nor IREE reorders
+or removes); a token adds a data dependence on top of that (e.g. across computations).
+
+How they run (python/xlair/host.py): each op lowers to a call of a function of the host
+module `xlair_host` (one function per call site, described in the executable's signature),
+so an executable needs nothing but its `.vmfb` and, for CustomCall, its registered targets.
+
+* CustomCall(target_name, args, shape): the target is registered by name in Python
+  (`xlair.register_custom_call`): a Python callable over numpy arrays (returns an array, or a
+  tuple of arrays for a tuple shape), or a C function `void f(void* out, void** in)` from a
+  shared library.  C layout as XLA's CPU runtime: in[i] points at argument i's row-major data
+  (a tuple argument: at a table of pointers to its elements); out points at the result's data
+  (a tuple result: at a table of pointers to one buffer per element).  An unregistered target
+  is an error when the executable is made (compile or load) or interpreted.
+* Infeed(shape): the next item of the executable's infeed queue (per executable and replica),
+  checked against `shape` (an array, or a flat tuple of arrays; nested tuples are not allowed;
+  the empty tuple reads nothing).  An empty queue waits up to the executable's timeout, then
+  raises XlaError.  With a token: the result is the tuple (data, token) (InfeedWithToken).
+* Outfeed(operand, shape_with_layout, outfeed_config): appends the operand to the outfeed
+  queue; returns a token.  shape_with_layout, when given, must be the operand's shape.
+* Send(operand, channel_handle) / Recv(shape, channel_handle): a channel is a FIFO between
+  computations running at the same time (the replicas of one replicated run, or executables
+  called from different threads).  Send does not wait for the receiver (SendDone completes
+  once the data is queued); Recv waits for the data up to the timeout (Recv before Send before
+  RecvDone: a Recv may start before its Send).  Send returns a token; Recv returns the data,
+  or (data, token) with a token.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import Int, Optional, ShapeKind, Str
+from ..core import Attr, OpDef, Operand, Operands, register
+from ..types import Shape
+
+
+def _tokens(chk, param, tokens, most=None):
+    for i, t in enumerate(tokens):
+        chk.token(f"{param}[{i}]" if most != 1 else param, t)
+    if most is not None and len(tokens) > most:
+        chk.fail(param, f"must be at most {most} token", len(tokens))
+
+
+def _host(interp, what):
+    host = getattr(interp, "host", None)
+    if host is None:
+        raise RuntimeError(f"{what} needs a host (xlair.interpreter provides one)")
+    return host
+
+
+def _wants_interp(fn):
+    fn.wants_interp = True
+    return fn
+
+
+def _opt_token_bind(*names):
+    """bind(...) mapping an optional `token=` (an XlaOp or None) onto the 'token' operand group."""
+    def bind(*args, **kw):
+        v = dict(zip(names, args))
+        if len(args) > len(names):
+            raise TypeError(f"takes at most {len(names)} positional arguments plus token=")
+        v.update(kw)
+        t = v.pop("token", None)
+        v["token"] = [] if t is None else (list(t) if isinstance(t, (list, tuple)) else [t])
+        return v
+    return bind
+
+
+# -- AfterAll --------------------------------------------------------------------------------
+def _after_all_infer(chk, operands):
+    _tokens(chk, "operands", operands)
+    return Shape.token()
+
+
+def _after_all_bind(operands=()):
+    return {"operands": list(operands) if isinstance(operands, (list, tuple)) else [operands]}
+
+
+register(OpDef("AfterAll", (Operands("operands"),), _after_all_infer,
+               lambda operands, *, result: np.zeros((), np.bool_), "side_effects", "AfterAll",
+               bind=_after_all_bind, takes_builder=True,
+               doc="a token that comes after all the given tokens (no operands: a new token)"))
+
+
+# -- CustomCall ------------------------------------------------------------------------------
+def _flat_arrays(chk, param, s: Shape, what="an array or a tuple of arrays"):
+    if s.is_token:
+        chk.fail(param, f"must be {what}", s)
+    if s.is_tuple:
+        for x in s.tuple_shapes:
+            if not x.is_array:
+                chk.fail(param, f"must be {what} (tuples do not nest here)", s)
+    chk.non_negative(param, [d for x in s.leaves() for d in x.dims])
+
+
+def _custom_call_infer(chk, target_name, args, shape):
+    if not target_name or not target_name.replace("_", "a").replace(".", "a").isalnum():
+        chk.fail("target_name", "must be a non-empty name of letters, digits, '_' and '.'", target_name)
+    for i, a in enumerate(args):
+        _flat_arrays(chk, f"args[{i}]", a)
+    _flat_arrays(chk, "shape", shape)
+    return shape
+
+
+@_wants_interp
+def _custom_call_ref(target_name, args, shape, *, result, interp):
+    return _host(interp, "CustomCall").custom_call(target_name, list(args), result)
+
+
+def _custom_call_bind(target_name, args, shape):
+    return {"target_name": target_name, "args": list(args) if isinstance(args, (list, tuple)) else [args],
+            "shape": shape}
+
+
+register(OpDef("CustomCall", (Attr("target_name", Str()), Operands("args"), Attr("shape", ShapeKind())),
+               _custom_call_infer, _custom_call_ref, "side_effects", "CustomCall",
+               bind=_custom_call_bind, side_effecting=True,
+               doc="call a target registered by name (xlair.register_custom_call): a Python "
+                   "callable or a C function void f(void* out, void** in)"))
+
+
+# -- Infeed ----------------------------------------------------------------------------------
+def _infeed_infer(chk, shape, token=()):
+    _flat_arrays(chk, "shape", shape, "an array or a flat tuple of arrays")
+    _tokens(chk, "token", token, 1)
+    return Shape.tuple([shape, Shape.token()]) if token else shape
+
+
+@_wants_interp
+def _infeed_ref(shape, token=(), *, result, interp):
+    data = _host(interp, "Infeed").infeed(shape, interp.site)
+    return (data, np.zeros((), np.bool_)) if token else data
+
+
+register(OpDef("Infeed", (Attr("shape", ShapeKind()), Operands("token")), _infeed_infer, _infeed_ref,
+               "side_effects", "Infeed", bind=_opt_token_bind("shape"), takes_builder=True,
+               side_effecting=True,
+               doc="the next item of the executable's infeed queue (with token=: (data, token))"))
+
+
+# -- Outfeed ---------------------------------------------------------------------------------
+def _outfeed_infer(chk, operand, shape_with_layout=None, outfeed_config="", token=()):
+    _flat_arrays(chk, "operand", operand, "an array or a flat tuple of arrays")
+    if shape_with_layout is not None and shape_with_layout != operand:
+        chk.fail("shape_with_layout", f"must be the operand's shape ({operand})", shape_with_layout)
+    _tokens(chk, "token", token, 1)
+    return Shape.token()
+
+
+@_wants_interp
+def _outfeed_ref(operand, shape_with_layout=None, outfeed_config="", token=(), *, result, interp):
+    _host(interp, "Outfeed").outfeed(operand)
+    return np.zeros((), np.bool_)
+
+
+register(OpDef("Outfeed", (Operand("operand"), Attr("shape_with_layout", Optional(ShapeKind()), None),
+                           Attr("outfeed_config", Str(), ""), Operands("token")),
+               _outfeed_infer, _outfeed_ref, "side_effects", "Outfeed",
+               bind=_opt_token_bind("operand", "shape_with_layout", "outfeed_config"), side_effecting=True,
+               doc="append the operand to the executable's outfeed queue; returns a token"))
+
+
+# -- Send / Recv -----------------------------------------------------------------------------
+def _channel(chk, channel_handle):
+    if channel_handle < 0:
+        chk.fail("channel_handle", "must not be negative", channel_handle)
+
+
+def _send_infer(chk, operand, channel_handle, token=()):
+    chk.array("operand", operand)
+    chk.non_negative("operand", operand.dims)
+    _channel(chk, channel_handle)
+    _tokens(chk, "token", token, 1)
+    return Shape.token()
+
+
+@_wants_interp
+def _send_ref(operand, channel_handle, token=(), *, result, interp):
+    _host(interp, "Send").send(channel_handle, np.asarray(operand))
+    return np.zeros((), np.bool_)
+
+
+register(OpDef("Send", (Operand("operand"), Attr("channel_handle", Int()), Operands("token")),
+               _send_infer, _send_ref, "side_effects", "Send",
+               bind=_opt_token_bind("operand", "channel_handle"), side_effecting=True,
+               doc="queue the operand on a channel for a Recv of the same handle; returns a token"))
+
+
+def _recv_infer(chk, shape, channel_handle, token=()):
+    chk.array("shape", shape)
+    chk.non_negative("shape", shape.dims)
+    _channel(chk, channel_handle)
+    _tokens(chk, "token", token, 1)
+    return Shape.tuple([shape, Shape.token()]) if token else shape
+
+
+@_wants_interp
+def _recv_ref(shape, channel_handle, token=(), *, result, interp):
+    data = _host(interp, "Recv").recv(channel_handle, shape)
+    return (data, np.zeros((), np.bool_)) if token else data
+
+
+register(OpDef("Recv", (Attr("shape", ShapeKind()), Attr("channel_handle", Int()), Operands("token")),
+               _recv_infer, _recv_ref, "side_effects", "Recv",
+               bind=_opt_token_bind("shape", "channel_handle"), takes_builder=True, side_effecting=True,
+               doc="the next value a Send of the same channel queued (waits up to the timeout)"))
