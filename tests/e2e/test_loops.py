@@ -1,0 +1,108 @@
+"""Element-wise While loops on the CPU run per element in one linalg.generic (lowering/loops.py):
+the results against the reference interpreter, bit for bit, and which loops take that road."""
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair import F32, PRED, S32, Shape
+from xlair import ops as O
+from xlair.compile import lower
+from xlair_testing import comp_of
+
+
+def _loop(state: Shape, cond, body, init, params=(), name="loop"):
+    c = comp_of(cond, state, name="cond")
+    b = comp_of(body, state, name="body")
+    return comp_of(lambda bld, *ps: O.while_(c, b, init(bld, *ps)), *params, name=name)
+
+
+def _per_element(comp) -> bool:
+    """Whether the CPU lowering runs the loop per element (no scf.while over tensors)."""
+    text = str(lower(comp, 1, "cpu"))
+    return "scf.while" in text and "-> (tensor<" not in text.split("scf.while", 1)[1].split("\n", 1)[0]
+
+
+def _check(comp, *args):
+    want = xla.interpret(comp, *args)
+    got = xla.compile(comp, target="cpu", cache=False)(*args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_array_equal(g, w)
+
+
+def _counter_loop(n_trips, dims, step=None):
+    st = Shape.tuple([Shape(S32, ()), Shape(F32, dims)])
+    def cond(b, s):
+        return O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(n_trips)))
+    def body(b, s):
+        i, x = O.get_tuple_element(s, 0), O.get_tuple_element(s, 1)
+        fi = O.broadcast(O.convert_element_type(i, F32), list(dims))
+        x2 = step(b, x, fi) if step else O.add(O.mul(x, O.constant(b, np.full(dims, 0.5, np.float32))), fi)
+        return O.tuple(b, [O.add(i, O.constant(b, np.int32(1))), x2])
+    return _loop(st, cond, body, lambda b, x: O.tuple(b, [O.constant(b, np.int32(0)), x]),
+                 params=(Shape(F32, dims),))
+
+
+@pytest.mark.parametrize("trips", [0, 1, 37])
+def test_counter_loop_per_element(trips):
+    comp = _counter_loop(trips, (3, 5))
+    assert _per_element(comp)
+    _check(comp, np.random.default_rng(trips).standard_normal((3, 5)).astype(np.float32))
+
+
+def test_scalar_only_loop_data_dependent_trips():
+    """Collatz steps of n (s32) and a running f32 sum: the trip count depends on the state."""
+    st = Shape.tuple([Shape(S32, ()), Shape(S32, ()), Shape(F32, ())])
+    def cond(b, s):
+        return O.ne(O.get_tuple_element(s, 0), O.constant(b, np.int32(1)))
+    def body(b, s):
+        n, k, acc = (O.get_tuple_element(s, i) for i in range(3))
+        odd = O.eq(O.rem(n, O.constant(b, np.int32(2))), O.constant(b, np.int32(1)))
+        nxt = O.select(odd, O.add(O.mul(n, O.constant(b, np.int32(3))), O.constant(b, np.int32(1))),
+                       O.div(n, O.constant(b, np.int32(2))))
+        return O.tuple(b, [nxt, O.add(k, O.constant(b, np.int32(1))),
+                           O.add(acc, O.convert_element_type(n, F32))])
+    comp = _loop(st, cond, body, lambda b, n: O.tuple(b, [n, O.constant(b, np.int32(0)),
+                                                          O.constant(b, np.float32(0))]),
+                 params=(Shape(S32, ()),))
+    assert _per_element(comp)
+    _check(comp, np.int32(27))
+
+
+def test_pred_state_and_select():
+    st = Shape.tuple([Shape(S32, ()), Shape(PRED, (8,)), Shape(F32, (8,))])
+    def cond(b, s):
+        return O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(5)))
+    def body(b, s):
+        i, p, x = (O.get_tuple_element(s, k) for k in range(3))
+        return O.tuple(b, [O.add(i, O.constant(b, np.int32(1))), O.not_(p),
+                           O.select(p, O.add(x, x), O.neg(x))])
+    comp = _loop(st, cond, body, lambda b, p, x: O.tuple(b, [O.constant(b, np.int32(0)), p, x]),
+                 params=(Shape(PRED, (8,)), Shape(F32, (8,))))
+    assert _per_element(comp)
+    _check(comp, np.array([True, False] * 4), np.arange(8, dtype=np.float32))
+
+
+def test_not_elementwise_loops_keep_the_host_loop():
+    """A non-splat constant, a reduction in the body, two array shapes and a large array each
+    keep the portable lowering (and still give the right answer)."""
+    ramp = _counter_loop(4, (6,), step=lambda b, x, fi: O.add(x, O.constant(b, np.arange(6, dtype=np.float32))))
+    big = _counter_loop(3, (100, 100))
+    st = Shape.tuple([Shape(S32, ()), Shape(F32, (4,))])
+    add = comp_of(lambda b, x, y: O.add(x, y), Shape(F32, ()), Shape(F32, ()), name="add")
+    reduce_body = _loop(
+        st, lambda b, s: O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(3))),
+        lambda b, s: O.tuple(b, [O.add(O.get_tuple_element(s, 0), O.constant(b, np.int32(1))),
+                                 O.add(O.get_tuple_element(s, 1), O.broadcast(
+                                     O.reduce(O.get_tuple_element(s, 1), O.constant(b, np.float32(0)), add, [0]),
+                                     [4]))]),
+        lambda b, x: O.tuple(b, [O.constant(b, np.int32(0)), x]), params=(Shape(F32, (4,)),))
+    rng = np.random.default_rng(1)
+    for comp, dims in ((ramp, (6,)), (big, (100, 100)), (reduce_body, (4,))):
+        assert not _per_element(comp)
+        _check(comp, rng.standard_normal(dims).astype(np.float32))
+
+
+def test_other_targets_keep_the_host_loop():
+    comp = _counter_loop(3, (4,))
+    text = str(lower(comp, 1, "vulkan"))
+    assert "tensor<i32>, tensor<4xf32>" in text.split("scf.while", 1)[1].split("\n", 1)[0]
