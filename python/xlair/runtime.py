@@ -30,10 +30,24 @@ def _config(driver: str):
         cfg = _configs.get(driver)
         if cfg is None:
             try:
-                cfg = _configs[driver] = _rt().Config(driver)
+                cfg = _configs[driver] = _make_config(driver)
             except (RuntimeError, ValueError) as e:
                 raise XlaError(f"no IREE device for driver {driver!r}: {e}") from None
         return cfg
+
+
+#: The CPU drivers' allocator: a cache of freed buffers (at most 1 GiB retained, 64 free
+#: blocks).  Without it every call's results and input copies were fresh malloc/mmap blocks
+#: whose pages the kernel faulted in again on first touch: a call adding two f32[1M] took
+#: 7.5 ms instead of 1.9 ms (bench/NOTES.md).
+CPU_ALLOCATOR = "caching:*=*;1gib;64"
+
+
+def _make_config(driver: str):
+    rt = _rt()
+    if driver in ("local-task", "local-sync"):
+        return rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
+    return rt.Config(driver)
 
 
 def _signature_from_vm(vm_module) -> dict:
@@ -181,8 +195,9 @@ class Executable:
                 if len(outs) != len(self._leaves_out):
                     raise XlaError(f"executable {self.name} returned {len(outs)} values; its signature "
                                    f"says {len(self._leaves_out)}")
-                results = [_from_device(self._device, outs.get_as_object(i, rt.HalBufferView), s)
+                results = [_from_device(self._device, outs.get_as_object(i, rt.HalBufferView), s, copy=False)
                         for i, s in enumerate(self._leaves_out)]
+                _unshare(results)
             except (RuntimeError, ValueError) as e:
                 err, hctx.error = hctx.error, None
                 if isinstance(err, XlaError):
@@ -240,10 +255,13 @@ def _to_device(device, a: np.ndarray, s: Shape):
         device=device, buffer=a, element_type=et)
 
 
-def _from_device(device, bv, s: Shape) -> np.ndarray:
+def _from_device(device, bv, s: Shape, copy: bool = True) -> np.ndarray:
     """Read a result buffer back into a numpy array of the leaf's shape.
 
-    Buffers the host may map (local-task, local-sync) are mapped and copied.  Device-local
+    Buffers the host may map (local-task, local-sync) are mapped and copied, or with
+    `copy=False` viewed: for the results of a call, which are buffers of their own that the
+    view keeps alive (not for the operands of a host call, which may be transient buffers
+    the program reuses once the call returns).  Device-local
     buffers (Vulkan, CUDA, HIP) are copied on the device queue into a HOST_LOCAL |
     DEVICE_VISIBLE staging buffer that is then mapped: IREE's own `DeviceArray.to_host()` imports
     a numpy allocation instead, which Vulkan drivers with a large
@@ -271,10 +289,29 @@ def _from_device(device, bv, s: Shape) -> np.ndarray:
                           signal_semaphores=rt.HalFence.create_at(sem, 1))
         rt.HalFence.create_at(sem, 1).wait()
         buf = staging
-    mapped = buf.map()
-    raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
-    del mapped
+        mapped = buf.map()
+        raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
+        del mapped
+        return raw.view(dtype).reshape(dims)
+    raw = buf.map().asarray((length,), np.dtype(np.uint8))[:want]
+    if copy:
+        raw = np.array(raw)
+    # else a view of the mapped buffer, which the array keeps alive: results are buffers of
+    # this call (inputs were copied into buffers of their own), so no copy is needed (4 MB:
+    # ~1 ms of page faults and copying)
     return raw.view(dtype).reshape(dims)
+
+
+def _unshare(host: list) -> None:
+    """Copy results that share memory with an earlier result (one buffer returned twice), so
+    that no two returned arrays alias."""
+    seen = []
+    for i, a in enumerate(host):
+        if a.nbytes == 0:
+            continue
+        if any(np.shares_memory(a, b) for b in seen):
+            host[i] = a = a.copy()
+        seen.append(a)
 
 
 def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True) -> Executable:
