@@ -6,8 +6,10 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12
 JOBS   ?= auto
 
 # Debian packages the tests and the demo use when they can: Mesa's lavapipe, a Vulkan driver
-# that runs on the CPU (without it the Vulkan tests are skipped, with the reason).
-DEB_PACKAGES ?= mesa-vulkan-drivers
+# that runs on the CPU (without it the Vulkan tests are skipped, with the reason), and OpenMPI
+# (mpirun, and the headers mpi4py builds against when pip has no wheel; without it the MPI
+# tests are skipped).  Installed before the venv, so that pip finds MPI.
+DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev
 
 .PHONY: demo test status fuzz bench clean conformance system-deps
 
@@ -29,21 +31,21 @@ system-deps:
 	else missing=" $(DEB_PACKAGES)"; fi; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
-	  echo "system-deps: no apt-get here, not installing:$$missing (Vulkan tests will be skipped without a Vulkan driver)"; exit 0; fi; \
+	  echo "system-deps: no apt-get here, not installing:$$missing (Vulkan and MPI tests will be skipped without them)"; exit 0; fi; \
 	SUDO=""; \
 	if [ "$$(id -u)" != 0 ]; then \
 	  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-	  else echo "system-deps: not root and no password-less sudo, not installing:$$missing (Vulkan tests will be skipped)"; exit 0; fi; \
+	  else echo "system-deps: not root and no password-less sudo, not installing:$$missing (Vulkan and MPI tests will be skipped)"; exit 0; fi; \
 	fi; \
 	echo "system-deps: installing$$missing"; \
 	( $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing ) \
-	  || echo "system-deps: apt-get could not install$$missing (Vulkan tests will be skipped)"
+	  || echo "system-deps: apt-get could not install$$missing (Vulkan and MPI tests will be skipped)"
 
-demo: $(STAMP) system-deps
+demo: system-deps $(STAMP)
 	$(PY) examples/mlp_demo.py
 
 # The whole suite, in parallel; docs/status.md is regenerated from the registry and the results.
-test: $(STAMP) system-deps
+test: system-deps $(STAMP)
 	rm -rf build/test-results
 	$(PY) -m pytest -n $(JOBS) tests; rc=$$?; \
 	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md; exit $$rc
@@ -57,6 +59,13 @@ conformance: $(STAMP)
 # reference interpreter, 20,000 ill-formed calls); writes its counts to docs/reliability.md.
 fuzz: $(STAMP)
 	$(PY) tests/fuzz/run.py --programs 10000 --batch 50 --calls 20000 --jobs 2 --report docs/reliability.md
+
+# The benchmark suite: every workload on xlair (CPU), numpy and XLA:CPU (jax.jit, the `bench`
+# extra, installed here when missing), results checked against numpy, written to
+# bench/RESULTS.md (about 3-5 minutes on 2 cores; bench/NOTES.md says what was changed and why).
+bench: $(STAMP)
+	$(PY) -c "import jax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench]'
+	$(PY) bench/bench.py
 
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md

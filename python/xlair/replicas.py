@@ -162,14 +162,30 @@ class MpiRun:
             time.sleep(0.0002)
 
     # collectives ------------------------------------------------------------------------------
+    def prepare(self, sites) -> None:
+        """Communicators for the replica groups of the program's collectives, made by every rank
+        at the start of the run (MPI_Comm_split is collective: made later, a rank that failed
+        before reaching a collective would leave the others blocked in it)."""
+        from xlair.dialect.ops.collectives import groups_for
+        done = set()
+        for site in sites:
+            groups = site.attrs.get("replica_groups") or ()
+            if site.op not in ("all_reduce", "cross_replica_sum", "all_gather", "all_to_all") or not groups:
+                continue
+            groups = groups_for(Check(site.op), groups, self.n)
+            key = tuple(tuple(g) for g in groups)
+            if key in done:
+                continue
+            done.add(key)
+            color = next(i for i, g in enumerate(groups) if self.rank in g)
+            group = groups[color]
+            sub = self.comm.Split(color, group.index(self.rank))
+            self._subcomms.setdefault(tuple(group), sub)
+
     def _subcomm(self, group):
-        key = tuple(group)
-        c = self._subcomms.get(key)
-        if c is None:
-            # every rank creates the communicators of its group when it first needs them: all
-            # ranks run the same program, so they ask for their groups in the same order
-            c = self._subcomms[key] = self.comm.Create_group(self.comm.Get_group().Incl(list(group)))
-        return c
+        if list(group) == list(range(self.n)):
+            return self.comm
+        return self._subcomms[tuple(group)]
 
     def exchange(self, replica: int, op: str, site, groups: list, value, timeout=None):
         """All values of the group, point to point (pickled; any value, any computation)."""
@@ -249,7 +265,14 @@ def run_mpi(exe, comm, args, timeout: float):
     if not isinstance(args, (list, tuple)):
         raise XlaError(f"run_on_rank takes the rank's arguments as a list or tuple; got {type(args).__name__}")
     vals = check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {comm.rank}")
+    start = MpiRun(comm.comm, timeout)
+    try:        # all ranks present before the collective set-up (which cannot time out)
+        start.wait([comm.comm.Ibarrier()], "the start of the run")
+    except XlaError:
+        raise XlaError(f"replicated run of {exe.name}: not every rank started the run within {timeout:g} s "
+                       f"(replica {comm.rank})") from None
     run = MpiRun(comm.comm.Dup(), timeout)
+    run.prepare(exe._sites)
     try:
         out = exe._invoke(comm.rank, vals, run)
     except BaseException as e:      # noqa: BLE001
