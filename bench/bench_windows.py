@@ -18,7 +18,7 @@ from xlair import F32, S32, Shape
 from xlair import ops as O
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from harness import median_time, write_table, xla_cpu  # noqa: E402
+from harness import device_call, median_time, write_table, xla_cpu  # noqa: E402
 
 NHWC = xla.ConvolutionDimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2))
 
@@ -81,22 +81,6 @@ def gather_case(rng):
         import jax.numpy as jnp
         return jnp.take(t, i[:, 0], axis=0, mode="clip")
     return "gather 10,000 rows of f32[100000,64]", b.build(), [table, idx], np_fn, jax_fn, None, 0
-
-
-def device_call(exe, args):
-    """The compiled function on inputs already in device buffers (what XLA:CPU is timed on:
-    jax.device_put before, block_until_ready after); results stay on the device."""
-    import iree.runtime as rt
-    from xlair.runtime import _to_device
-    ins = rt.VmVariantList(len(args))
-    for a, s in zip(args, exe._leaves_in):
-        ins.push_ref(_to_device(exe._device, a, s))
-
-    def run():
-        outs = rt.VmVariantList(1)
-        exe._ctx.vm_context.invoke(exe._fn, ins, outs)
-        return outs
-    return run
 
 
 def best_of_rounds(fns: dict, rounds: int = 7, per_round: int = 7) -> dict:

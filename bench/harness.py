@@ -73,3 +73,47 @@ def write_table(name: str, title: str, header: list[str], rows: list[list], note
     p = RESULTS / f"{name}.md"
     p.write_text("\n".join(lines) + "\n")
     return p
+
+
+def device_call(exe, args):
+    """The compiled function on inputs already in device buffers (what XLA:CPU is timed on:
+    jax.device_put before, block_until_ready after); results stay on the device."""
+    import iree.runtime as rt
+    from xlair.runtime import _to_device
+    ins = rt.VmVariantList(len(args))
+    for a, s in zip(args, exe._leaves_in):
+        ins.push_ref(_to_device(exe._device, a, s))
+    n_out = len(exe._leaves_out)
+
+    def run():
+        outs = rt.VmVariantList(n_out)
+        exe._ctx.vm_context.invoke(exe._fn, ins, outs)
+        return outs
+    return run
+
+
+def interleaved(fns: dict, rounds: int = 15, batch_time: float = 0.02) -> dict:
+    """Per-call time of each contestant: median over `rounds` rounds, each round timing every
+    contestant in turn (one batch of calls lasting about `batch_time`), so that load from
+    other work on the machine falls on all contestants alike; the order rotates from round to
+    round and a short pause separates contestants (XLA:CPU's worker threads spin for a while
+    after each call and would otherwise slow down whoever comes next on 2 cores).  A warm-up call and a
+    calibration batch come first.  Returns {name: {"median", "min", "times"}} in seconds."""
+    batch = {}
+    for k, fn in fns.items():
+        fn()                                    # warm-up (first-call costs)
+        t = time.perf_counter()
+        fn()
+        one = max(time.perf_counter() - t, 1e-7)
+        batch[k] = max(1, min(10_000, int(batch_time / one)))
+    times = {k: [] for k in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:     # each goes first in turn
+            fn, n = fns[k], batch[k]
+            time.sleep(0.005)       # let the previous contestant's spinning worker threads park
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[k].append((time.perf_counter() - t) / n)
+    return {k: {"median": statistics.median(v), "min": min(v), "times": v} for k, v in times.items()}

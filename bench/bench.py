@@ -1,0 +1,528 @@
+"""The standing benchmark suite (issue 9): every workload on xlair (IREE, CPU), numpy and XLA:CPU
+(jax.jit) side by side in one run, each result checked against numpy, written to
+bench/RESULTS.md.
+
+Run: make bench   (or .venv/bin/python bench/bench.py [--quick] [--only NAME ...])
+
+Timing (bench/harness.py `interleaved`): after a warm-up call, every round times each
+contestant in turn (a batch of calls of ~20 ms), and a contestant's time is the median over
+the rounds; interleaving puts the load of other work on the machine on all contestants alike.
+xlair is timed two ways: on inputs already in IREE device buffers with results left there
+(what XLA:CPU is timed on: jax.device_put before, block_until_ready after; the ratios use
+this) and through `Executable.__call__` (numpy in, numpy out).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).parent
+sys.path.insert(0, str(HERE))
+# A private artifact cache, so that "cold" and "from cache" mean what they say.
+os.environ["XLAIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="xlair-bench-cache-")
+
+import xlair as xla  # noqa: E402
+from xlair import F32, S32, Shape  # noqa: E402
+from xlair import ops as O  # noqa: E402
+from xlair.compile import compile_vmfb  # noqa: E402
+
+from harness import device_call, interleaved, jax_available, xla_cpu  # noqa: E402
+import bench_windows  # noqa: E402
+from bench_sort import comparator  # noqa: E402
+
+
+def scalar_comp(name, fn):
+    b = xla.Builder(name)
+    fn(b.parameter(0, Shape(F32, ())), b.parameter(1, Shape(F32, ())))
+    return b.build()
+
+
+ADD = scalar_comp("add", O.add)
+MAX = scalar_comp("max", O.max)
+
+
+class Workload:
+    """One benchmark: an xlair computation, its inputs, the same function in numpy and in JAX,
+    the amount of work (flops or bytes moved) and how its result is checked."""
+
+    def __init__(self, name, comp, args, np_fn, jax_fn, flops=None, bytes_=None, rtol=1e-5, atol=1e-5,
+                 exact=False, memory_bound=False):
+        self.name, self.comp, self.args, self.np_fn, self.jax_fn = name, comp, args, np_fn, jax_fn
+        self.flops, self.bytes, self.rtol, self.atol, self.exact = flops, bytes_, rtol, atol, exact
+        self.memory_bound = memory_bound
+
+
+def check(w: Workload, got, want, who: str):
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    assert len(got) == len(want), f"{who} {w.name}: {len(got)} results, numpy has {len(want)}"
+    for g, x in zip(got, want):
+        g, x = np.asarray(g), np.asarray(x)
+        assert g.shape == x.shape, f"{who} {w.name}: shape {g.shape}, numpy {x.shape}"
+        if w.exact:
+            assert np.array_equal(g, x), f"{who} {w.name}: differs from numpy"
+        else:
+            np.testing.assert_allclose(g, x, rtol=w.rtol, atol=w.atol, err_msg=f"{who} {w.name}")
+
+
+# ----------------------------------------------------------------------------------------
+# workloads
+# ----------------------------------------------------------------------------------------
+def matmul(rng):
+    n = 1024
+    a, b_ = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    b = xla.Builder("matmul")
+    O.dot(b.parameter(0, Shape(F32, (n, n))), b.parameter(1, Shape(F32, (n, n))))
+    return Workload("matmul f32 1024x1024x1024", b.build(), [a, b_], lambda: a @ b_,
+                    lambda x, y: x @ y, flops=2 * n ** 3, rtol=1e-4, atol=1e-3)
+
+
+def conv2d(rng):
+    name, comp, args, np_fn, jax_fn, flops, tol = bench_windows.conv_case(rng)
+    return Workload("conv2d NHWC 1x56x56x64, 3x3x64x64 SAME", comp, args, np_fn, jax_fn, flops=flops,
+                    rtol=tol, atol=tol)
+
+
+def reduce_sum(rng):
+    a = rng.random((4096, 4096), dtype=np.float32)
+    b = xla.Builder("sum_axis1")
+    O.reduce(b.parameter(0, Shape(F32, a.shape)), O.constant(b, np.float32(0)), ADD, [1])
+    return Workload("sum f32[4096,4096] over axis 1", b.build(), [a], lambda: a.sum(axis=1),
+                    lambda x: x.sum(axis=1), bytes_=a.nbytes + 4096 * 4, rtol=1e-5, atol=1e-3,
+                    memory_bound=True)
+
+
+def elementwise(rng):
+    n = 4 * 1024 * 1024
+    a, b_, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    b = xla.Builder("tanh_fma_exp")
+    pa, pb, pc = (b.parameter(i, Shape(F32, (n,))) for i in range(3))
+    O.mul(O.tanh(O.add(O.mul(pa, pb), pc)), O.exp(O.neg(pa)))
+
+    def jax_fn(x, y, z):
+        import jax.numpy as jnp
+        return jnp.tanh(x * y + z) * jnp.exp(-x)
+    return Workload("tanh(a*b+c)*exp(-a) f32[4M]", b.build(), [a, b_, c],
+                    lambda: np.tanh(a * b_ + c) * np.exp(-a), jax_fn, bytes_=4 * n * 4, rtol=1e-5, atol=1e-5,
+                    memory_bound=True)
+
+
+def softmax(rng):
+    a = (rng.standard_normal((512, 1024)) * 4).astype(np.float32)
+    b = xla.Builder("softmax")
+    x = b.parameter(0, Shape(F32, a.shape))
+    m = O.reduce(x, O.constant(b, np.float32(-np.inf)), MAX, [1])
+    e = O.exp(O.sub(x, m, broadcast_dimensions=[0]))
+    s = O.reduce(e, O.constant(b, np.float32(0)), ADD, [1])
+    O.div(e, s, broadcast_dimensions=[0])
+
+    def np_fn():
+        e = np.exp(a - a.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def jax_fn(x):
+        import jax
+        return jax.nn.softmax(x, axis=-1)
+    return Workload("softmax f32[512,1024] over the last axis", b.build(), [a], np_fn, jax_fn,
+                    bytes_=2 * a.nbytes, rtol=1e-5, atol=1e-7, memory_bound=True)
+
+
+def while_loop(rng):
+    x0 = rng.standard_normal(10).astype(np.float32)
+    st = Shape.tuple([Shape(S32, ()), Shape(F32, (10,))])
+    cb = xla.Builder("cond")
+    s = cb.parameter(0, st)
+    O.lt(O.get_tuple_element(s, 0), O.constant(cb, np.int32(1000)))
+    cond = cb.build()
+    bb = xla.Builder("body")
+    s = bb.parameter(0, st)
+    O.tuple(bb, [O.add(O.get_tuple_element(s, 0), O.constant(bb, np.int32(1))),
+                 O.add(O.get_tuple_element(s, 1), O.constant(bb, np.ones(10, np.float32)))])
+    body = bb.build()
+    b = xla.Builder("while_add")
+    x = b.parameter(0, Shape(F32, (10,)))
+    O.get_tuple_element(O.while_(cond, body, O.tuple(b, [O.constant(b, np.int32(0)), x])), 1)
+
+    def np_fn():
+        v = x0
+        for _ in range(1000):
+            v = v + np.float32(1)
+        return v
+
+    def jax_fn(v):
+        import jax
+        return jax.lax.fori_loop(0, 1000, lambda i, u: u + 1.0, v)
+    return Workload("while: 1000 iterations of x+1, f32[10]", b.build(), [x0], np_fn, jax_fn, exact=True)
+
+
+def gather(rng):
+    name, comp, args, np_fn, jax_fn, _, _ = bench_windows.gather_case(rng)
+    out = 10_000 * 64 * 4
+    return Workload("gather 10,000 rows of f32[100000,64]", comp, args, np_fn, jax_fn,
+                    bytes_=2 * out + 10_000 * 4, exact=True, memory_bound=True)
+
+
+def sort(rng):
+    n = 1_000_000
+    a = rng.standard_normal(n).astype(np.float32)
+    b = xla.Builder("sort")
+    O.sort(b.parameter(0, Shape(F32, (n,))), comparator("lt"), 0)
+
+    def jax_fn(v):
+        import jax.numpy as jnp
+        return jnp.sort(v)
+    return Workload("sort f32[1M]", b.build(), [a], lambda: np.sort(a), jax_fn, bytes_=2 * a.nbytes, exact=True)
+
+
+def maxpool(rng):
+    name, comp, args, np_fn, jax_fn, _, _ = bench_windows.pool_case(rng)
+    return Workload("max-pool 2x2/2 f32[8,112,112,64]", comp, args, np_fn, jax_fn,
+                    bytes_=args[0].nbytes * 5 // 4, exact=True, memory_bound=True)
+
+
+B, IN, HID, OUT, LR = 256, 784, 512, 10, 0.05
+
+
+def mlp_math(xp, x, y, w1, b1, w2, b2):
+    """One SGD step of a 2-layer MLP (tanh hidden layer, squared error), backward by hand;
+    `xp` is numpy or jax.numpy."""
+    h = xp.tanh(x @ w1 + b1)
+    d = (h @ w2 + b2) - y
+    loss = 0.5 * (d * d).sum() / B
+    g = d / B
+    gw2, gb2 = h.T @ g, g.sum(axis=0)
+    gh = (g @ w2.T) * (1 - h * h)
+    gw1, gb1 = x.T @ gh, gh.sum(axis=0)
+    return w1 - LR * gw1, b1 - LR * gb1, w2 - LR * gw2, b2 - LR * gb2, loss
+
+
+def mlp_step(rng):
+    args = [rng.standard_normal((B, IN)).astype(np.float32),
+            rng.standard_normal((B, OUT)).astype(np.float32),
+            (rng.standard_normal((IN, HID)) / np.sqrt(IN)).astype(np.float32),
+            np.zeros(HID, np.float32),
+            (rng.standard_normal((HID, OUT)) / np.sqrt(HID)).astype(np.float32),
+            np.zeros(OUT, np.float32)]
+    b = xla.Builder("mlp_step")
+    x, y, w1, b1, w2, b2 = (b.parameter(i, Shape(F32, a.shape)) for i, a in enumerate(args))
+
+    def c(v):
+        return O.constant(b, np.float32(v))
+    t_dot = xla.DotDimensionNumbers((0,), (0,))        # a.T @ c without a transpose
+    h = O.tanh(O.add(O.dot(x, w1), b1, broadcast_dimensions=[1]))
+    d = O.sub(O.add(O.dot(h, w2), b2, broadcast_dimensions=[1]), y)
+    loss = O.mul(O.reduce(O.reshape(O.mul(d, d), [B * OUT]), c(0), ADD, [0]), c(0.5 / B))
+    g = O.mul(d, O.broadcast(c(1.0 / B), [B, OUT]))
+    gw2 = O.dot_general(h, g, t_dot)
+    gb2 = O.reduce(g, c(0), ADD, [0])
+    gh = O.mul(O.dot_general(g, w2, xla.DotDimensionNumbers((1,), (1,))),
+               O.sub(O.broadcast(c(1), [B, HID]), O.mul(h, h)))
+    gw1 = O.dot_general(x, gh, t_dot)
+    gb1 = O.reduce(gh, c(0), ADD, [0])
+
+    def step(p, gp):
+        return O.sub(p, O.mul(gp, O.broadcast(c(LR), list(args[[w1, b1, w2, b2].index(p) + 2].shape))))
+    O.tuple(b, [step(w1, gw1), step(b1, gb1), step(w2, gw2), step(b2, gb2), loss])
+
+    def jax_fn(*a):
+        import jax.numpy as jnp
+        return mlp_math(jnp, *a)
+    flops = 2 * (2 * B * IN * HID) + 3 * (2 * B * HID * OUT)
+    return Workload("MLP training step 256x784-512-10 (fwd+bwd+SGD)", b.build(), args,
+                    lambda: mlp_math(np, *args), jax_fn, flops=flops, rtol=1e-4, atol=1e-5)
+
+
+WORKLOADS = [matmul, conv2d, reduce_sum, elementwise, softmax, while_loop, gather, sort, maxpool, mlp_step]
+
+
+def program_100_ops():
+    """A 100-op program (element-wise ops, a matmul every 10 ops, a reduction at the end) for
+    the compile-time targets."""
+    b = xla.Builder("program_100_ops")
+    p, q = b.parameter(0, Shape(F32, (64, 64))), b.parameter(1, Shape(F32, (64, 64)))
+    half = O.constant(b, np.full((64, 64), 0.5, np.float32))
+    n_ops = 1                                           # the constant
+    x = p
+    i = 0
+    while n_ops < 98:
+        kind = i % 10
+        if kind == 9:
+            x = O.mul(O.dot(x, q), half)
+            n_ops += 2
+        else:
+            x = [lambda v: O.tanh(v), lambda v: O.add(v, q), lambda v: O.mul(v, half), lambda v: O.sub(v, p),
+                 lambda v: O.max(v, p), lambda v: O.abs(v), lambda v: O.min(v, q), lambda v: O.neg(v),
+                 lambda v: O.sin(v)][kind](x)
+            n_ops += 1
+        i += 1
+    O.reduce(x, O.constant(b, np.float32(0)), ADD, [1])
+    n_ops += 2
+    assert n_ops == 100, n_ops
+    return b.build()
+
+
+# ----------------------------------------------------------------------------------------
+# machine facts
+# ----------------------------------------------------------------------------------------
+def machine_facts() -> list[str]:
+    facts = []
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        kv = {k.strip(): v.strip() for k, v in (ln.split(":", 1) for ln in out.splitlines() if ":" in ln)}
+        flags = set(kv.get("Flags", "").split())
+        simd = [f for f in ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "avx512_vnni",
+                            "amx_tile") if f in flags]
+        facts.append(f"CPU: {kv.get('Model name', '?')} (vendor {kv.get('Vendor ID', '?')}, family "
+                     f"{kv.get('CPU family', '?')} model {kv.get('Model', '?')}), {kv.get('CPU(s)', '?')} CPUs, "
+                     f"{kv.get('Thread(s) per core', '?')} thread(s) per core; hypervisor "
+                     f"{kv.get('Hypervisor vendor', 'none')}")
+        facts.append(f"SIMD flags: {', '.join(simd)}; caches L1d {kv.get('L1d cache', '?')}, "
+                     f"L2 {kv.get('L2 cache', '?')}, L3 {kv.get('L3 cache', '?')}")
+    except (OSError, subprocess.SubprocessError):
+        facts.append(f"CPU: {platform.processor()}, {os.cpu_count()} CPUs")
+    try:
+        mem = [ln for ln in open("/proc/meminfo") if ln.startswith("MemTotal")][0].split()[1]
+        facts.append(f"Memory: {int(mem) / 2 ** 20:.1f} GiB")
+    except (OSError, IndexError):
+        pass
+    from importlib.metadata import PackageNotFoundError, version
+    vers = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    for pkg in ("iree-base-compiler", "iree-base-runtime", "jax", "jaxlib"):
+        try:
+            vers.append(f"{pkg} {version(pkg)}")
+        except PackageNotFoundError:
+            vers.append(f"{pkg} (not installed)")
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=HERE, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "python", "lowering", "dialect"],
+                               capture_output=True, text=True, cwd=HERE, timeout=10).stdout.strip()
+        vers.append(f"xlair {rev}{' (+ uncommitted changes)' if dirty else ''}")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    facts.append("Versions: " + ", ".join(vers))
+    from xlair.targets import target
+    facts.append("xlair CPU flags: " + " ".join(target("cpu").compile_flags()))
+    try:
+        load = open("/proc/loadavg").read().split()[:3]
+        facts.append(f"Load average at the start: {' '.join(load)}")
+    except OSError:
+        pass
+    return facts
+
+
+def copy_bandwidth(rounds: int) -> float:
+    """STREAM-style copy bandwidth with numpy (bytes read + bytes written per second) on
+    arrays of 128 MiB, four times the L3 cache."""
+    src = np.ones(32 * 2 ** 20, np.float32)
+    dst = np.empty_like(src)
+    t = interleaved({"copy": lambda: np.copyto(dst, src)}, rounds=rounds, batch_time=0.05)["copy"]["median"]
+    return 2 * src.nbytes / t
+
+
+# ----------------------------------------------------------------------------------------
+# the run
+# ----------------------------------------------------------------------------------------
+def fmt_ms(t):
+    return f"{t * 1e3:.3f}" if t < 0.01 else f"{t * 1e3:.2f}" if t < 1 else f"{t * 1e3:.0f}"
+
+
+def run_workload(w: Workload, rounds: int) -> dict:
+    t = time.perf_counter()
+    vmfb = compile_vmfb(w.comp, cache=False)
+    cold = time.perf_counter() - t
+    xla.compile(w.comp)                                 # fills the cache
+    t = time.perf_counter()
+    exe = xla.compile(w.comp)                           # from the cache, loaded
+    cached = time.perf_counter() - t
+    del vmfb
+    want = w.np_fn()
+    check(w, exe(*w.args), want, "xlair")
+    fns = {"xlair": device_call(exe, w.args), "xlair_call": lambda: exe(*w.args), "numpy": w.np_fn}
+    jf = xla_cpu(w.jax_fn, *w.args) if w.jax_fn else None
+    if jf is not None:
+        check(w, jf(), want, "XLA:CPU")
+        fns["xla"] = jf
+    res = interleaved(fns, rounds=rounds)
+    out = {"name": w.name, "cold": cold, "cached": cached, **{k: v["median"] for k, v in res.items()},
+           "best": {k: v["min"] for k, v in res.items()},
+           "flops": w.flops, "bytes": w.bytes, "memory_bound": w.memory_bound}
+    print(f"  {w.name}: " + ", ".join(f"{k} {fmt_ms(v['median'])} ms" for k, v in res.items())
+          + f", compile {cold:.2f} s cold / {cached * 1e3:.1f} ms cached", flush=True)
+    return out
+
+
+def compile_100(rounds: int) -> dict:
+    comp = program_100_ops()
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2)]
+    colds = []
+    for _ in range(3):
+        t = time.perf_counter()
+        compile_vmfb(comp, cache=False)
+        colds.append(time.perf_counter() - t)
+    xla.compile(comp)
+    cached = []
+    for _ in range(max(5, rounds)):
+        t = time.perf_counter()
+        exe = xla.compile(comp)
+        cached.append(time.perf_counter() - t)
+    np.testing.assert_allclose(exe(*args), xla.interpret(comp, *args), rtol=1e-4, atol=1e-4)
+    return {"cold": sorted(colds)[1], "cached": sorted(cached)[len(cached) // 2]}
+
+
+def per_call(rounds: int) -> dict:
+    b = xla.Builder("tiny")
+    O.add(b.parameter(0, Shape(F32, (10,))), b.parameter(1, Shape(F32, (10,))))
+    exe = xla.compile(b.build())
+    a, c = np.arange(10, dtype=np.float32), np.ones(10, np.float32)
+    assert np.array_equal(exe(a, c), a + c)
+    fns = {"call": lambda: exe(a, c), "device": device_call(exe, [a, c])}
+    if jax_available():
+        import jax
+        jf = jax.jit(lambda x, y: x + y)
+        jf(a, c)
+        fns["xla_numpy"] = lambda: np.asarray(jf(a, c))
+        fns["xla"] = xla_cpu(lambda x, y: x + y, a, c)
+    return {k: v["median"] for k, v in interleaved(fns, rounds=rounds).items()}
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
+    ap.add_argument("--only", nargs="*", help="workload function names (matmul, sort, ...)")
+    ap.add_argument("-o", default=str(HERE / "RESULTS.md"))
+    opts = ap.parse_args()
+    rounds = 5 if opts.quick else 21
+    t_start = time.perf_counter()
+    if not jax_available():
+        print("JAX is not installed: XLA:CPU columns are n/a (make bench installs the bench extra)")
+    facts = machine_facts()
+    print("\n".join(facts), flush=True)
+    compile_vmfb(program_100_ops(), cache=False)       # process warm-up: imports, MLIR context
+    bw = copy_bandwidth(rounds)
+    print(f"copy bandwidth (numpy): {bw / 1e9:.1f} GB/s", flush=True)
+    rng = np.random.default_rng(0)
+    rows = []
+    for make in WORKLOADS:
+        if opts.only and make.__name__ not in opts.only:
+            continue
+        rows.append(run_workload(make(rng), rounds))
+    bw_after = copy_bandwidth(rounds)
+    c100 = compile_100(rounds) if not opts.only else None
+    call = per_call(rounds * 2) if not opts.only else None
+    elapsed = time.perf_counter() - t_start
+    try:
+        facts.append("Load average at the end: " + " ".join(open("/proc/loadavg").read().split()[:3]))
+    except OSError:
+        pass
+    write_results(pathlib.Path(opts.o), facts, rows, (bw, bw_after), c100, call, elapsed, rounds)
+    print(f"wrote {opts.o} ({elapsed:.0f} s)")
+
+
+def write_results(path, facts, rows, bws, c100, call, elapsed, rounds):
+    bw = max(bws)
+    L = ["# xlair benchmark results (CPU)", "",
+         "Written by `make bench` (bench/bench.py); what changed and why: bench/NOTES.md.", "",
+         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; whole run {elapsed:.0f} s; {rounds} interleaved rounds "
+         "per workload.", ""]
+    L += [f"- {f}" for f in facts]
+    L += [f"- Copy bandwidth (numpy `np.copyto`, 128 MiB, read + write bytes): {bws[0] / 1e9:.1f} GB/s before "
+          f"the workloads, {bws[1] / 1e9:.1f} GB/s after; the memory-bound target uses {bw / 1e9:.1f} GB/s", ""]
+    L += ["## Workloads", "",
+          "| workload | xlair ms | xlair ms (numpy in/out) | numpy ms | XLA:CPU ms | xlair rate | XLA rate "
+          "| xlair/XLA | xlair/numpy | best rounds: xlair / XLA ms (ratio) | compile cold s | compile cached ms |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ratios = []
+
+    def best(r):
+        b = r["best"]
+        if "xla" not in b:
+            return fmt_ms(b["xlair"])
+        return f"{fmt_ms(b['xlair'])} / {fmt_ms(b['xla'])} ({b['xlair'] / b['xla']:.2f})"
+    for r in rows:
+        x, j, n = r["xlair"], r.get("xla"), r["numpy"]
+
+        def rate(t):
+            if t is None:
+                return "n/a"
+            if r["flops"]:
+                return f"{r['flops'] / t / 1e9:.0f} GFLOP/s"
+            if r["bytes"]:
+                s = f"{r['bytes'] / t / 1e9:.1f} GB/s"
+                return s + (f" ({r['bytes'] / t / bw:.0%} of copy)" if r["memory_bound"] else "")
+            return "-"
+        if j:
+            ratios.append(x / j)
+        L.append(f"| {r['name']} | {fmt_ms(x)} | {fmt_ms(r['xlair_call'])} | {fmt_ms(n)} | "
+                 f"{fmt_ms(j) if j else 'n/a'} | {rate(x)} | {rate(j)} | {f'{x / j:.2f}' if j else 'n/a'} | "
+                 f"{x / n:.2f} | {best(r)} | {r['cold']:.2f} | {r['cached'] * 1e3:.1f} |")
+    gm = geomean(ratios)
+    gm_best = geomean([r["best"]["xlair"] / r["best"]["xla"] for r in rows if "xla" in r["best"]])
+    L += ["", f"Geometric mean of xlair/XLA over {len(ratios)} workloads: **{gm:.2f}** (medians; "
+          f"{gm_best:.2f} from each system's best round)", ""]
+    if c100 or call:
+        L += ["## Compile time and call overhead", "", "| measure | value | target |", "|---|---|---|"]
+        if c100:
+            L.append(f"| compile of a 100-op program, cold (no cache; median of 3) | {c100['cold']:.2f} s | ≤ 1.5 s |")
+            L.append(f"| compile of the same program from the artifact cache (key, read, load) | "
+                     f"{c100['cached'] * 1e3:.1f} ms | ≤ 20 ms |")
+        if call:
+            L.append(f"| per-call time of a tiny program (f32[10] + f32[10]), `Executable.__call__` | "
+                     f"{call['call'] * 1e6:.1f} µs | ≤ 30 µs |")
+            L.append(f"| the same, inputs in device buffers (IREE invoke only) | {call['device'] * 1e6:.1f} µs | |")
+            if "xla" in call:
+                L.append(f"| XLA:CPU (jax.jit) on the same program, device arrays / numpy in and out | "
+                         f"{call['xla'] * 1e6:.1f} µs / {call['xla_numpy'] * 1e6:.1f} µs | |")
+        L.append("")
+    L += ["## Targets", ""]
+    L += targets_summary(rows, ratios, gm, bw, c100, call)
+    L += ["", "## How it is measured", "", __doc__.split("\n\n", 1)[1].strip(), "",
+          "Rates: GFLOP/s from the nominal flop count (2mnk for matmul and conv); GB/s from the bytes a "
+          "workload must read and write once (inputs + result; gather: the rows read and written).  "
+          "numpy: `a @ b` (OpenBLAS), conv as im2col + one matmul, `np.sort`, fancy indexing, a Python loop "
+          "of 1000 adds for the while workload.  XLA:CPU: `jax.jit(..., backend='cpu')` of the same "
+          "function.  Every result (xlair and XLA:CPU) is checked against numpy before timing.", ""]
+    path.write_text("\n".join(L) + "\n")
+
+
+def targets_summary(rows, ratios, gm, bw, c100, call):
+    out = []
+    slow = [f"{r['name']} ({r['xlair'] / r['xla']:.2f})" for r in rows if r.get("xla") and r["xlair"] > 1.2 * r["xla"]]
+    out.append(f"- every workload ≤ 1.2× XLA:CPU: {'met' if not slow else 'NOT met: ' + '; '.join(slow)}")
+    out.append(f"- geometric mean xlair/XLA ≤ 0.9: {'met' if gm <= 0.9 else 'NOT met'} ({gm:.2f})")
+    for r in rows:
+        if r["name"].startswith("matmul"):
+            g = r["flops"] / r["xlair"] / 1e9
+            out.append(f"- matmul ≥ 140 GFLOP/s: {'met' if g >= 140 else 'NOT met'} ({g:.0f} GFLOP/s)")
+        if r["name"].startswith("sort"):
+            q = r["xlair"] / r["numpy"]
+            out.append(f"- sort within 3× numpy: {'met' if q <= 3 else 'NOT met'} ({q:.2f}×)")
+    mb = [(r["name"], r["bytes"] / r["xlair"] / bw) for r in rows if r["memory_bound"]]
+    low = [f"{n} ({f:.0%})" for n, f in mb if f < 0.8]
+    out.append(f"- memory-bound workloads ≥ 80% of copy bandwidth: {'met' if not low else 'NOT met: ' + '; '.join(low)}")
+    if c100:
+        out.append(f"- 100-op compile ≤ 1.5 s cold: {'met' if c100['cold'] <= 1.5 else 'NOT met'} ({c100['cold']:.2f} s); "
+                   f"≤ 20 ms from cache: {'met' if c100['cached'] <= 0.02 else 'NOT met'} ({c100['cached'] * 1e3:.1f} ms)")
+    if call:
+        out.append(f"- per-call overhead ≤ 30 µs: {'met' if call['call'] <= 30e-6 else 'NOT met'} "
+                   f"({call['call'] * 1e6:.1f} µs)")
+    return out
+
+
+if __name__ == "__main__":
+    main()
