@@ -414,6 +414,11 @@ class CallSite:
         if groups:
             from xlair.dialect.ops.collectives import groups_for
             groups_for(Check(self.op), groups, replicas)
+        for param in ("shard_count", "split_count"):
+            size = self.attrs.get(param)
+            if size is not None and not groups and size != replicas:
+                Check(self.op).fail(param, f"must be the number of replicas ({replicas}) when replica_groups "
+                                    "is empty", size)
         pairs = self.attrs.get("source_target_pairs")
         if pairs and any(max(p) >= replicas for p in pairs):
             Check(self.op).fail("source_target_pairs", f"must name replicas in [0, {replicas})",

@@ -47,6 +47,7 @@ def run_threads(exe, args_per_replica, timeout: float) -> list:
     run = _host.ReplicaRun(n, timeout)
     results: list = [None] * n
     errors: list = [None] * n
+    finished = threading.Semaphore(0)
 
     def work(r):
         try:
@@ -54,23 +55,63 @@ def run_threads(exe, args_per_replica, timeout: float) -> list:
         except BaseException as e:      # noqa: BLE001  (reported below, naming the replica)
             errors[r] = e
             run.fail(r, _message(e))
+        finally:
+            finished.release()
 
-    threads = [threading.Thread(target=work, args=(r,), daemon=True, name=f"xlair-replica-{r}")
-               for r in range(n)]
-    for t in threads:
-        t.start()
+    pool = _pool(exe)
+    for r in range(n):
+        pool.submit(r, work)
     deadline = time.monotonic() + timeout + _JOIN_MARGIN
-    for r, t in enumerate(threads):
-        t.join(max(0.0, deadline - time.monotonic()))
-        if t.is_alive():
-            run.fail(r, "did not finish")
-            raise XlaError(f"replicated run of {exe.name}: replica {r} did not finish within "
+    for k in range(n):
+        if not finished.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            stuck = [r for r in range(n) if results[r] is None and errors[r] is None]
+            run.fail(stuck[0] if stuck else 0, "did not finish")
+            exe._replica_pool = None        # its threads may stay blocked: the next run gets new ones
+            raise XlaError(f"replicated run of {exe.name}: replica(s) {stuck} did not finish within "
                            f"{timeout + _JOIN_MARGIN:g} s")
     if any(e is not None for e in errors):
         first = run.failed[0] if run.failed is not None and errors[run.failed[0]] is not None else \
             next(r for r, e in enumerate(errors) if e is not None)
         raise XlaError(f"replicated run of {exe.name} failed on replica {first}: {_message(errors[first])}")
     return results
+
+
+class _Pool:
+    """One long-lived thread per replica (a thread's first IREE invocation costs ~0.4 ms more
+    than later ones, so threads are kept between runs)."""
+
+    def __init__(self, n: int, name: str):
+        import queue
+        self.queues = [queue.SimpleQueue() for _ in range(n)]
+        for r in range(n):
+            threading.Thread(target=self._serve, args=(self.queues[r],), daemon=True,
+                             name=f"xlair-{name}-replica-{r}").start()
+
+    @staticmethod
+    def _serve(q):
+        while True:
+            job = q.get()
+            if job is None:
+                return
+            fn, r = job
+            fn(r)
+            del fn, job
+
+    def submit(self, r: int, fn) -> None:
+        self.queues[r].put((fn, r))
+
+    def close(self) -> None:
+        for q in self.queues:
+            q.put(None)
+
+
+def _pool(exe) -> _Pool:
+    pool = getattr(exe, "_replica_pool", None)
+    if pool is None:
+        pool = exe._replica_pool = _Pool(exe.replicas, exe.name)
+        import weakref
+        weakref.finalize(exe, pool.close)
+    return pool
 
 
 def _message(e: BaseException) -> str:

@@ -233,9 +233,15 @@ def test_replica_groups_checked_against_replica_count():
     with pytest.raises(xla.XlaError, match=r"'xla.collective_permute' source_target_pairs must name replicas in \[0, 2\)"):
         xla.compile(comp, "cpu", replicas=2)
     comp = _comp("ag", [Shape(F32, (1,))], lambda b, x: O.all_gather(x, 0, 2))
-    exe = xla.compile(comp, "cpu", replicas=3)
-    with pytest.raises(xla.XlaError, match="replica 0.*'xla.all_gather' shard_count must be the size of each replica group"):
-        exe.run_replicated([[np.ones(1, np.float32)]] * 3)
+    with pytest.raises(xla.XlaError, match=r"'xla.all_gather' shard_count must be the number of replicas \(3\) when "
+                                           r"replica_groups is empty; got 2"):
+        xla.compile(comp, "cpu", replicas=3)
+    comp = _comp("a2a", [Shape(F32, (4,))], lambda b, x: O.all_to_all(x, 0, 0, 4))
+    with pytest.raises(xla.XlaError, match=r"'xla.all_to_all' split_count must be the number of replicas \(2\)"):
+        xla.compile(comp, "cpu", replicas=2)
+    # the interpreter checks the same when it runs the replicas
+    with pytest.raises(xla.XlaError, match=r"'xla.all_to_all' split_count must be the size of each replica group"):
+        xla.interpret_replicated(comp, [[np.ones(4, np.float32)]] * 2)
 
 
 def test_wrong_number_of_argument_lists():
