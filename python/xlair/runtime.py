@@ -51,6 +51,20 @@ def _make_config(driver: str):
     return rt.Config(driver)
 
 
+#: Programs whose arguments and results hold at most this many bytes in all run on IREE's
+#: local-sync driver (dispatches inline on the calling thread) instead of local-task (a
+#: worker thread per dispatch, woken and waited for): ~15-20 us less per call, at the price
+#: of one core for what such a program computes (bench/NOTES.md).  0 turns this off.
+INLINE_BYTES = int(os.environ.get("XLAIR_CPU_INLINE_BYTES", 16384))
+
+
+def _runs_inline(sig: dict, params, result) -> bool:
+    if sig.get("host") or int(sig.get("replicas", 1)) != 1:
+        return False            # side effects and replicas keep the task system
+    total = sum(_layout(s)[2] for p in list(params) + [result] for s in p.leaves())
+    return total <= INLINE_BYTES
+
+
 def _signature_from_vm(vm_module) -> dict:
     fn = vm_module.lookup_function("main")
     if fn is None:
@@ -87,11 +101,14 @@ class Executable:
             self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
             self.result_shape = _shape(sig["result"])
             self.replicas = int(sig.get("replicas", 1))
+            if self.target.driver == "local-task" and _runs_inline(sig, self.parameter_shapes, self.result_shape):
+                cfg = _config("local-sync")
+                self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
             self._setup_host(sig, cfg)
         except XlaError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise XlaError(f"not a loadable xlair artifact for {self.target.name}: "
+            raise XlaError(f"not a loadable IREE module for {self.target.name}: "
                            f"{type(e).__name__}: {str(e)[:500]}") from None
         self._device = cfg.device
         self._fn = self._vm_module.lookup_function("main")
