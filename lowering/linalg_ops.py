@@ -540,12 +540,22 @@ def lower_triangular_solve(lw):
     left, lower, unit = lw.attr("left_side"), lw.attr("lower"), lw.attr("unit_diagonal")
     tr = lw.attr("transpose_a")
     et = sa.element_type.builtin_type()
-    m = sa.dims[-1]
-    Bt = _prod(sa.dims[:-2])
     if sb.size == 0:
         return _empty(list(sb.dims), et)
-    a = reshape(lw.value("a"), [Bt, m, m])
-    b = lw.value("b")
+    a, b = lw.value("a"), lw.value("b")
+    if sa.element_type in (F16, BF16):            # solved in F32, rounded once (as XLA:CPU)
+        f32 = F32.builtin_type()
+        a, b = (_ew([v], [_ident(len(_dims(v)))], _dims(v), f32, lambda x, _o: [_ext(x, f32)])[0]
+                for v in (a, b))
+        x = _solve(a, b, sa, sb, left, lower, unit, tr, f32)
+        return _ew([x], [_ident(sb.rank)], list(sb.dims), et, lambda v, _o: [_trunc(v, et)])[0]
+    return _solve(a, b, sa, sb, left, lower, unit, tr, et)
+
+
+def _solve(a, b, sa, sb, left, lower, unit, tr, et):
+    m = sa.dims[-1]
+    Bt = _prod(sa.dims[:-2])
+    a = reshape(a, [Bt, m, m])
     # M0 = op(a) (left side) or op(a)^T (right side) as (transpose?, conjugate?) of a
     t_op = tr is not Transpose.NO_TRANSPOSE
     conj = tr is Transpose.ADJOINT and _is_complex(et)

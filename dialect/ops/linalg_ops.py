@@ -12,10 +12,13 @@ import numpy as np
 
 from ..attrs import Bool, Float, FftType, Int, Ints, Transpose, kind_for
 from ..core import Attr, OpDef, Operand, register
-from ..types import C64, C128, F32, F64, FLOATS, Shape
+from ..types import BF16, C64, C128, F16, F32, F64, FLOATS, Shape
 
 LINALG_TYPES = (F32, F64, C64, C128)
 _LINALG_WHAT = "F32, F64, C64 or C128"
+#: TriangularSolve also takes F16 and BF16 (as XLA does; solved in F32 and rounded once).
+TRSOLVE_TYPES = (F16, BF16) + LINALG_TYPES
+_TRSOLVE_WHAT = "F16, BF16, F32, F64, C64 or C128"
 
 
 def _wide(x) -> np.ndarray:
@@ -144,9 +147,9 @@ register(OpDef("BatchNormGrad",
 # ----------------------------------------------------------------------------------------
 # Cholesky
 # ----------------------------------------------------------------------------------------
-def _matrix_operand(chk, name: str, s: Shape):
+def _matrix_operand(chk, name: str, s: Shape, types=LINALG_TYPES, what=_LINALG_WHAT):
     chk.array(name, s)
-    chk.element_type(name, s, LINALG_TYPES, _LINALG_WHAT)
+    chk.element_type(name, s, types, what)
     if s.rank < 2:
         chk.fail(name, "must have rank >= 2 (a matrix or a batch of matrices)", s)
 
@@ -195,8 +198,8 @@ register(OpDef("Cholesky", (Operand("a"), Attr("lower", Bool(), True)),
 # TriangularSolve
 # ----------------------------------------------------------------------------------------
 def _trsolve_infer(chk, a, b, left_side, lower, unit_diagonal, transpose_a):
-    _matrix_operand(chk, "a", a)
-    _matrix_operand(chk, "b", b)
+    _matrix_operand(chk, "a", a, TRSOLVE_TYPES, _TRSOLVE_WHAT)
+    _matrix_operand(chk, "b", b, TRSOLVE_TYPES, _TRSOLVE_WHAT)
     chk.same_element_type("a", a, "b", b)
     if a.rank != b.rank:
         chk.fail("b", f"must have the rank of a ({a})", b)

@@ -183,6 +183,23 @@ def test_triangular_solve_worked_example(covers, target):
                                  np.array([[2, 3, 0], [4, 2, -14]], np.float32)), target=target)
 
 
+@pytest.mark.parametrize("et", [F16, BF16], ids=["f16", "bf16"])
+def test_triangular_solve_half_precision(covers, target, et):
+    """F16/BF16 systems (XLA solves them; xlair in F32, rounded once): the worked example
+    above, whose values are all exact in both types."""
+    covers.add(target, "xla.triangular_solve")
+    a = np.array([[2, 7, 7], [1, 4, 7], [3, 2, 1]], np.float32).astype(et.dtype)
+    b = np.array([[2, 4], [5, 6], [12, 2]], np.float32).astype(et.dtype)
+    comp = _comp(lambda p, q: O.tuple(p.builder, [
+        O.triangular_solve(p, q, True, True, False, TR.NO_TRANSPOSE),
+        O.triangular_solve(p, O.transpose(q, [1, 0]), False, True, True, TR.TRANSPOSE)]),
+        Shape(et, (3, 3)), Shape(et, (3, 2)), name=f"trsolve_{et.name}")
+    got = xla.compile(comp, target=target)(a, b)
+    assert got[0].dtype == et.dtype
+    np.testing.assert_array_equal(got[0].astype(np.float32), [[1, 2], [1, 1], [7, -6]])
+    np.testing.assert_array_equal(got[1].astype(np.float32), [[2, 3, 0], [4, 2, -14]])
+
+
 @pytest.mark.parametrize("et", LINALG_TYPES, ids=IDS)
 def test_triangular_solve_all_forms(covers, target, et):
     """All 24 forms (left/right, lower/upper, unit diagonal, NO_TRANSPOSE/TRANSPOSE/ADJOINT) on a

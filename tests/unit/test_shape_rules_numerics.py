@@ -109,7 +109,7 @@ CASES = [
     ("triangular_solve", lambda b, p: O.triangular_solve(p["m"], p["cm"], True, True, False, TR.NO_TRANSPOSE),
      "'xla.triangular_solve' b must have the element type of a (F32); got c128[4,4]"),
     ("triangular_solve", lambda b, p: O.triangular_solve(p["i"], p["i"], True, True, False, TR.NO_TRANSPOSE),
-     "'xla.triangular_solve' a must have F32, F64, C64 or C128 element type"),
+     "'xla.triangular_solve' a must have F16, BF16, F32, F64, C64 or C128 element type"),
     ("triangular_solve", lambda b, p: O.triangular_solve(p["v4"], p["v4"], True, True, False, TR.NO_TRANSPOSE),
      "'xla.triangular_solve' a must have rank >= 2"),
     ("triangular_solve", lambda b, p: O.triangular_solve(p["m"], p["m"], True, True, False, "CONJUGATE"),
