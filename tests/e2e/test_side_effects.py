@@ -299,3 +299,18 @@ def test_host_call_overhead():
             f(x)
         best.append((time.perf_counter() - t) / 200)
     assert best[0] - best[1] < 2e-3, best
+
+
+def test_unused_results_still_happen(covers):
+    """IREE keeps host calls whose results are unused, and runs them in program order: an
+    unused Infeed still reads its item, an unused CustomCall still runs."""
+    calls = []
+    xla.register_custom_call("xlair_test_count", lambda x: calls.append(float(x)) or x)
+    comp = _comp("unused", [Shape(F32, ())],
+                 lambda b, x: (O.infeed(b, Shape(F32, ())), O.custom_call("xlair_test_count", [x], Shape(F32, ())),
+                               O.infeed(b, Shape(F32, ()))))
+    exe = xla.compile(comp, "cpu")
+    exe.infeed.put(np.float32(1))
+    exe.infeed.put(np.float32(2))
+    assert float(exe(np.float32(7))) == 2.0 and len(exe.infeed) == 0 and calls == [7.0]
+    covers.add("cpu", "xla.infeed", "xla.custom_call")
