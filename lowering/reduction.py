@@ -37,6 +37,8 @@ def lower_reduce(lw):
     outs = lw.result_shape.leaves()
     accs = [fill(o, extract_scalar(i)) for o, i in zip(outs, inits)]
     n = len(inputs)
+    if any(shapes[0].dims[d] == 0 for d in dims):   # nothing to reduce: the init values (and no
+        return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)
     red = linalg.ReduceOp([a.type for a in accs], inputs, accs, dims)
     etypes = [ir.RankedTensorType(v.type).element_type for v in inputs + accs]
     block = red.regions[0].blocks.append(*etypes)
@@ -61,7 +63,7 @@ def pad_tensor(x: ir.Value, src: Shape, triples, value: ir.Value) -> ir.Value:
     out = src.with_dims(out_dims)
     if any(d < 0 for d in out_dims):
         raise ValueError(f"padding {triples} of {src} leaves a negative size")
-    if all(it == 0 for _, _, it in triples):
+    if all(it == 0 for _, _, it in triples) and src.element_type.name != "c128":   # see fill()
         cut_lo = [max(-lo, 0) for lo, _, _ in triples]
         keep = [n - max(-lo, 0) - max(-hi, 0) for n, (lo, hi, _) in zip(src.dims, triples)]
         if any(k <= 0 for k in keep) or 0 in src.dims:

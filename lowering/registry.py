@@ -144,6 +144,16 @@ def scalar_const(et: ElementType, value) -> ir.Value:
 
 
 def fill(shape: Shape, scalar: ir.Value) -> ir.Value:
+    """A tensor of `shape` with every element `scalar`.  C128 through a linalg.generic: IREE
+    3.13 turns a linalg.fill into a splat of the element's bits, and has no 128-bit splat."""
+    if shape.element_type.name == "c128":           # from two F64 fills
+        from xlair.dialect.ir import complex_d
+        n = shape.rank
+        part = shape.with_type(shape.element_type.component)
+        re, im = (value_of(linalg.fill(f(scalar), outs=[empty(part)])) for f in (complex_d.re, complex_d.im))
+        ident = affine_map(n, list(range(n)))
+        return generic([re, im], [ident, ident], [empty(shape)], [ident], ["parallel"] * n,
+                       lambda a, b, _out: [complex_d.create_(scalar.type, a, b)])[0]
     return value_of(linalg.fill(scalar, outs=[empty(shape)]))
 
 

@@ -6,6 +6,7 @@ import itertools
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 import xlair as xla
 from xlair import ops
@@ -207,3 +208,20 @@ def test_fft_of_a_constant(target, covers):
         ops.fft(ops.constant(b, x), xla.FftType.FFT, [3])
         got = xla.compile(b.build(), target=target)()
         np.testing.assert_allclose(got, np.fft.fft(x.astype(np.complex128)), rtol=1e-5, atol=1e-5)
+
+
+def test_padded_reduce_window_over_c128(target, covers):
+    """A cumulative sum of C128 (reduce_window over the whole prefix, padded with the init
+    value): IREE 3.13 has no 128-bit splat for the complex<f64> fill, so xlair builds such
+    fills from two F64 ones.  Expected values: numpy.cumsum."""
+    if target != "cpu":
+        pytest.skip("C128 arithmetic runs on the CPU target only")
+    covers.add(target, "xla.reduce_window")
+    x = np.array([1 + 2j, 3 - 4j, 0.5 + 0.25j, -2 + 1j, 1e10 + 0j], np.complex128)
+    b = xla.Builder("cumsum_c128")
+    p = b.parameter(0, xla.Shape(xla.C128, (5,)))
+    add = xla.Builder("add")
+    ops.add(add.parameter(0, xla.Shape(xla.C128, ())), add.parameter(1, xla.Shape(xla.C128, ())))
+    ops.reduce_window(p, ops.constant(b, np.complex128(0)), add.build(), [5], [1], [(4, 0)])
+    got = xla.compile(b.build(), target=target)(x)
+    np.testing.assert_array_equal(got, np.cumsum(x))
