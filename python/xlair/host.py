@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import ctypes
-import json
 import os
 import threading
 import time
@@ -367,15 +366,8 @@ class _Site:
 # ----------------------------------------------------------------------------------------
 # call sites of a compiled program
 # ----------------------------------------------------------------------------------------
-def encode_attr(v):
-    if isinstance(v, Shape):
-        return {"$shape": v.mlir_str()}
-    if isinstance(v, (tuple, list)):
-        return [encode_attr(x) for x in v]
-    return v
-
-
 def decode_attr(v):
+    """An attribute of a call site's description (encoded by lowering/side_effects.py)."""
     from .runtime import _shape
     if isinstance(v, dict) and "$shape" in v:
         return _shape(v["$shape"])
@@ -510,9 +502,6 @@ def host_module(sites: list[CallSite], host: HostContext, device):
         iface.export(site.name, site.cconv, make(site))
     return iface.create()
 
-
-def signature_host(module_attr) -> list:
-    return json.loads(module_attr) if module_attr else []
 
 
 # Executables holding host modules drop their VM contexts at exit: a host module instance still
