@@ -322,6 +322,8 @@ def _from_device(device, bv, s: Shape, copy: bool = True) -> np.ndarray:
         raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
         del mapped
         return raw.view(dtype).reshape(dims)
+    if not copy and length == want and not s.is_token:
+        return buf.map().asarray(dims, dtype)            # the common case, in one step
     raw = buf.map().asarray((length,), np.dtype(np.uint8))[:want]
     if copy:
         raw = np.array(raw)
