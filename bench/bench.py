@@ -14,10 +14,12 @@ this) and through `Executable.__call__` (numpy in, numpy out).
 from __future__ import annotations
 
 import argparse
+import atexit
 import math
 import os
 import pathlib
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,7 @@ HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
 # A private artifact cache, so that "cold" and "from cache" mean what they say.
 os.environ["XLAIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="xlair-bench-cache-")
+atexit.register(shutil.rmtree, os.environ["XLAIR_CACHE_DIR"], True)
 
 import xlair as xla  # noqa: E402
 from xlair import F32, S32, Shape  # noqa: E402
@@ -491,6 +494,8 @@ def write_results(path, facts, rows, bws, c100, call, elapsed, rounds):
         L.append("")
     L += ["## Targets", ""]
     L += targets_summary(rows, ratios, gm, bw, c100, call)
+    L += ["", "The measured cause of each target not met, and what meeting it would take: bench/NOTES.md, "
+          "section \"Targets not met\"."]
     L += ["", "## How it is measured", "", __doc__.split("\n\n", 1)[1].strip(), "",
           "Rates: GFLOP/s from the nominal flop count (2mnk for matmul and conv); GB/s from the bytes a "
           "workload must read and write once (inputs + result; gather: the rows read and written).  "
