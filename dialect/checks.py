@@ -82,6 +82,9 @@ class Check:
 
     # -- integer lists ---------------------------------------------------------------------
     def dims_in_range(self, param: str, dims: Sequence[int], rank: int, what: str = "the operand's"):
+        if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) and not isinstance(d, bool)
+                                                          for d in dims):
+            self.fail(param, "must be a sequence of integers", dims)
         for d in dims:
             if not 0 <= d < rank:
                 self.fail(param, f"must be dimensions of {what} rank {rank}, in [0, {rank})", list(dims))

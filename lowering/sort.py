@@ -147,6 +147,11 @@ def rank_sort(lw, flat, shapes, rows, n, region):
     at_i = affine_map(3, [0, 1])
     at_j = affine_map(3, [0, 2])
     true = None
+    # the operands as they are: a producer fused into the n x n count would run n times per
+    # element, and IREE 3.13 failed to vectorize the count of a folded producer (sort of
+    # xor(x, x): "vector.multi_reduction reduction dimension out of range"; found by the fuzzer)
+    flat = list(ir.Operation.create("util.optimization_barrier", results=[v.type for v in flat],
+                                    operands=flat).results)
 
     def count(*args):
         nonlocal true

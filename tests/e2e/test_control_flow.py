@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import xlair as xla
-from xlair import F16, F32, F64, PRED, S32, S64, U8, U32, Shape
+from xlair import F16, F32, F64, PRED, S8, S32, S64, U8, U32, Shape
 from xlair import ops as O
 from xlair.dialect.types import BF16
 from xlair_testing import assert_close, check_example, comp_of, random_array, run_and_compare, scalar_computation
@@ -253,3 +253,13 @@ def test_sort_argsort_payload(covers, target):
                 Shape(F32, x.shape))
     got = run_and_compare(c, x, target=target)
     np.testing.assert_array_equal(got[1], np.argsort(x, 0, kind="stable").astype(np.int32))
+
+
+def test_sort_of_a_folded_producer(covers, target):
+    """Sort of xor(x, x) (zeros IREE folds before the sort): IREE 3.13 could not compile the
+    rank sort's count once the folded producer was fused into it (found by the fuzzer)."""
+    covers.add(target, "xla.sort")
+    x = np.array([3, -1, 7], np.int8).reshape(3, 1, 1)
+    c = comp_of(lambda b, x: O.sort(O.xor(x, x), _cmp([S8], "gt"), 0, True), Shape(S8, x.shape))
+    got = run_and_compare(c, x, target=target)
+    np.testing.assert_array_equal(got, np.zeros((3, 1, 1), np.int8))

@@ -3,6 +3,7 @@
 // Without a CPU target (or for short rows): a rank sort in two linalg generics (any target):
 // ranks count the elements sorting before each one, then each position picks its element.
 // CHECK-LABEL: func.func @portable
+// CHECK: util.optimization_barrier
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK-SAME: outs(%{{.*}} : tensor<2x8xi32>)
 // CHECK: arith.cmpf olt
