@@ -67,13 +67,6 @@ bench: $(STAMP)
 	$(PY) -c "import jax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/bench.py
 
-# The benchmark suite: every workload on xlair (CPU), numpy and XLA:CPU (jax.jit, the `bench`
-# extra, installed here when missing), results checked against numpy, written to
-# bench/RESULTS.md (about 3-5 minutes on 2 cores; bench/NOTES.md says what was changed and why).
-bench: $(STAMP)
-	$(PY) -c "import jax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench]'
-	$(PY) bench/bench.py
-
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md
 
