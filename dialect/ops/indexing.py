@@ -88,7 +88,8 @@ def _ascending_in(chk, param, dims, rank, what):
 def _index_vector(chk, param, indices: Shape, index_vector_dim: int, prefix: str):
     """Size of the index vectors and the batch dimensions of the (start/scatter) indices."""
     chk.element_type(param, indices, INTEGERS, "integer")
-    if not 0 <= index_vector_dim <= indices.rank:
+    if not isinstance(index_vector_dim, int) or isinstance(index_vector_dim, bool) \
+            or not 0 <= index_vector_dim <= indices.rank:
         chk.fail(f"{prefix}.index_vector_dim", f"must be in [0, rank of {param}] = [0, {indices.rank}]",
                  index_vector_dim)
     if index_vector_dim == indices.rank:
