@@ -1,6 +1,8 @@
 """DynamicSlice, DynamicUpdateSlice, Gather and Scatter."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..attrs import Bool, GatherDimensionNumbers, Ints, ScatterDimensionNumbers, kind_for
@@ -113,12 +115,22 @@ def _check_batching(chk, prefix, op_name, op_dims, ind_name, ind_dims, operand: 
                      f"{operand.dims[a]}, {indices_param} dimension {b} has {indices.dims[b]}", list(ind_dims))
 
 
+def _integer_lists(chk, p: str, dn) -> None:
+    """Every list field of a dimension-numbers record is a sequence of integers."""
+    for f in dataclasses.fields(dn):
+        v = getattr(dn, f.name)
+        if f.name != "index_vector_dim" and not (isinstance(v, (list, tuple)) and all(
+                isinstance(d, int) and not isinstance(d, bool) for d in v)):
+            chk.fail(f"{p}.{f.name}", "must be a sequence of integers", v)
+
+
 def _gather_infer(chk, operand, start_indices, dimension_numbers, slice_sizes, indices_are_sorted=False,
                   unique_indices=False):
     chk.array("operand", operand)
     chk.array("start_indices", start_indices)
     dn = dimension_numbers
     p = "dimension_numbers"
+    _integer_lists(chk, p, dn)
     k, batch = _index_vector(chk, "start_indices", start_indices, dn.index_vector_dim, p)
     out_rank = len(batch) + len(dn.offset_dims)
     _ascending_in(chk, f"{p}.offset_dims", dn.offset_dims, out_rank, "the result's")
@@ -294,6 +306,7 @@ def _scatter_infer(chk, operands, scatter_indices, updates, update_computation, 
     operand, upd, ind = operands[0], updates[0], scatter_indices
     dn = dimension_numbers
     p = "dimension_numbers"
+    _integer_lists(chk, p, dn)
     k, batch = _index_vector(chk, "scatter_indices", ind, dn.index_vector_dim, p)
     _ascending_in(chk, f"{p}.update_window_dims", dn.update_window_dims, upd.rank, "the updates'")
     _ascending_in(chk, f"{p}.inserted_window_dims", dn.inserted_window_dims, operand.rank, "the operand's")
