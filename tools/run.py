@@ -11,7 +11,9 @@ An input is a `.npy` file, a Python literal (`2.5`, `[[1, 2], [3, 4]]`, `(x, y)`
 parameter; nan and inf allowed) or IREE's `DIMSxTYPE=values` form (`2x2xi32=1,2,3,4`).  Literals
 are converted to the parameter's element type when no value changes kind (an int for a float
 parameter is fine, a float for an int parameter is not).  Results are printed, or written with
-`-o out.npy` (once per result leaf, or once: out_0.npy, out_1.npy, ... for a tuple).
+`-o out.npy` (once per result leaf, or once: out_0.npy, out_1.npy, ... for a tuple).  With
+`--replicas N` every replica gets the same inputs; the results are replica 0's leaves, then
+replica 1's, ... (result[k * leaves + i]).
 Exit status 1 with a diagnostic on any error.
 """
 from __future__ import annotations
@@ -180,19 +182,29 @@ def _program(args):
         if args.arch:
             raise UsageError("--arch applies when compiling a .mlir; a .vmfb is already compiled")
         exe = xla.load(path, target=args.target)
-        return exe, exe.parameter_shapes, exe.result_shape, exe.replicas
+        return _replicated(exe, exe.replicas), exe.parameter_shapes, exe.result_shape, exe.replicas
     try:
         comp = read_computation(path)
     except CompileUsage as e:
         raise UsageError(str(e)) from None
     replicas = args.replicas or 1
     if args.interpret:
-        return (lambda *a: xla.interpret(comp, *a)), comp.parameter_shapes, comp.result_shape, replicas
-    if replicas > 1:
-        raise UsageError(f"--replicas {replicas}: running several replicas is not supported yet")
+        if replicas > 1:
+            fn = lambda *a: tuple(xla.interpret_replicated(comp, [list(a)] * replicas))  # noqa: E731
+        else:
+            fn = lambda *a: xla.interpret(comp, *a)  # noqa: E731
+        return fn, comp.parameter_shapes, comp.result_shape, replicas
     exe = xla.compile(comp, target=args.target or "cpu", arch=args.arch, replicas=replicas,
                       cache=not args.no_cache)
-    return exe, exe.parameter_shapes, exe.result_shape, exe.replicas
+    return _replicated(exe, exe.replicas), exe.parameter_shapes, exe.result_shape, exe.replicas
+
+
+def _replicated(exe, replicas: int):
+    """The executable, or for several replicas a call running them all on the same inputs
+    (in threads, `Executable.run_replicated`) and returning their results in replica order."""
+    if replicas == 1:
+        return exe
+    return lambda *a: tuple(exe.run_replicated([list(a)] * replicas))
 
 
 def main(argv=None) -> int:
@@ -207,14 +219,14 @@ def main(argv=None) -> int:
         fn, params, result_shape, replicas = _program(args)
         if args.replicas is not None and args.replicas != replicas:
             raise UsageError(f"the artifact was compiled for {replicas} replica(s); --replicas says {args.replicas}")
-        if replicas > 1:
-            raise UsageError(f"the program runs {replicas} replicas: running several replicas is not "
-                             f"supported yet")
         if len(values) != len(params):
             raise UsageError(f"the program takes {len(params)} input(s) "
                              f"({', '.join(map(str, params)) or 'none'}); got {len(values)}")
         values = [coerce(v, s, f"input {i}") for i, (v, s) in enumerate(zip(values, params))]
         result = fn(*values)
+        if replicas > 1:                         # one result per replica: replica k's leaves
+            from xlair import Shape
+            result_shape = Shape.tuple([result_shape] * replicas)
         if args.output:
             written = write_results(result, result_shape, args.output)
             sys.stderr.write("".join(f"wrote {p}\n" for p in written))

@@ -112,7 +112,7 @@ def test_vulkan(capsys, axpy):
     (["2", "[1, 2, 3, 4]"], "the program takes 3 input(s) (f32[], f32[4], u8[4]); got 2"),
     (["2", "[1, 2, 3]", "[1, 1, 1, 1]"], "argument 1 must be f32[4]; got f32[3]"),
     (["2", "[1, 2, 3, 4]", "[1.5, 1, 1, 1]"], "argument 2 must be u8[4]; got float64 values"),
-    (["2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", "--replicas", "2"], "--replicas 2: running several replicas is not supported yet"),
+    (["2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", "--replicas", "0"], "--replicas must be at least 1; got 0"),
     (["2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", "--target=tpu"], "unknown target 'tpu'"),
     (["2", "open('x')", "[1, 1, 1, 1]"], "is neither a .npy file, a literal nor DIMSxTYPE=values"),
     (["2", "missing.npy", "[1, 1, 1, 1]"], "cannot read missing.npy"),
@@ -131,7 +131,9 @@ def test_replicas_of_an_artifact(capsys, tmp_path, axpy):
     vmfb = tmp_path / "r.vmfb"
     assert xc.main([str(axpy), "--replicas", "2", "-o", str(vmfb)]) == 0
     rc, out, err = run_cli(capsys, vmfb, "2", "[1, 2, 3, 4]", "[1, 1, 1, 1]")
-    assert rc == 1 and "runs 2 replicas: running several replicas is not supported yet" in err
+    assert rc == 0, err
+    assert out == ("result[0]: f32[4] = [ 3.,  6.,  9., 12.]\nresult[1]: u8[4] = [254, 254, 254, 254]\n"
+                   "result[2]: f32[4] = [ 3.,  6.,  9., 12.]\nresult[3]: u8[4] = [254, 254, 254, 254]\n")
     rc, out, err = run_cli(capsys, vmfb, "2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", "--replicas", "1")
     assert rc == 1 and "compiled for 2 replica(s); --replicas says 1" in err
     rc, out, err = run_cli(capsys, vmfb, "--interpret")
@@ -156,3 +158,23 @@ def test_console_script(tmp_path, axpy):
     assert r.stdout.startswith("result[0]: f32[4] = [ 3.,  6.,  9., 12.]")
     r = subprocess.run([str(BIN / "xlair-run"), str(axpy)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "takes 3 input(s)" in r.stderr and "Traceback" not in r.stderr
+
+
+REPLICA_ID = """
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %id = "xla.replica_id"() : () -> tensor<ui32>
+  %f = "xla.convert_element_type"(%id) {new_element_type = f32} : (tensor<ui32>) -> tensor<f32>
+  %y = "xla.add"(%x, %f) {broadcast_dimensions = array<i64>} : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_replicas_run_on_the_same_inputs(capsys, tmp_path, interpret):
+    """x + replica_id on 3 replicas: each replica's result in replica order."""
+    p = tmp_path / "rid.mlir"
+    p.write_text(REPLICA_ID)
+    rc, out, err = run_cli(capsys, p, "[1, 2]", "--replicas", "3", *(["--interpret"] if interpret else []))
+    assert rc == 0, err
+    assert out == "result[0]: f32[2] = [1., 2.]\nresult[1]: f32[2] = [2., 3.]\nresult[2]: f32[2] = [3., 4.]\n"
