@@ -29,16 +29,13 @@ from xlair.dialect.types import Shape
 
 from .kernels import target_of
 from .registry import (Lower, affine_map, builtin_leaves, empty, from_builtin_leaves, generic, in_scalar_region,
-                       index, scalar_const)
-from .scalar import SCALAR
+                       index)
+from .scalar import SCALAR, SCALAR_IDENTITY, emit_region
 
 #: the largest array state (elements) a loop is run per element for
 MAX_ELEMENTS = 4096
 
 _BROADCASTS = {"xla.broadcast", "xla.broadcast_in_dim"}
-#: shape ops that are the identity when operand and result are both rank 0
-_SCALAR_IDENTITY = {"xla.reshape", "xla.broadcast", "xla.broadcast_in_dim", "xla.transpose", "xla.rev",
-                    "xla.slice", "xla.collapse", "xla.copy"}
 
 
 def _shape(v) -> Shape:
@@ -65,7 +62,7 @@ def _elementwise_region(region: ir.Region, dims: tuple) -> bool:
             vals = literal_value(op.attributes["value"])
             if vals.size == 0 or not np.all(vals == vals.flat[0]) or np.any(np.isnan(vals.astype(np.complex128))):
                 return False                                   # only splats (one scalar)
-        elif name in _SCALAR_IDENTITY:
+        elif name in SCALAR_IDENTITY:
             if not (ins[0].rank == 0 and (out.rank == 0 or name in _BROADCASTS)):
                 return False
         elif name in SCALAR:
@@ -74,50 +71,6 @@ def _elementwise_region(region: ir.Region, dims: tuple) -> bool:
         else:
             return False
     return True
-
-
-def _emit(region: ir.Region, args: list) -> list:
-    """The scalar code of one element of an element-wise While computation (checked by
-    `_elementwise_region`) at the insertion point; returns the scalars it returns."""
-    block = region.blocks[0]
-    env: dict = {}
-    it = iter(args)
-
-    def bind(shape):
-        return tuple(bind(s) for s in shape.tuple_shapes) if shape.is_tuple else next(it)
-    for a in block.arguments:
-        env[a] = bind(_shape(a))
-    for op in block.operations:
-        op = op.operation
-        name = op.name
-        if name == RETURN:
-            out = []
-
-            def flat(x):
-                if isinstance(x, tuple):
-                    for y in x:
-                        flat(y)
-                else:
-                    out.append(x)
-            for v in op.operands:
-                flat(env[v])
-            return out
-        res = op.results[0]
-        with op.location:
-            if name == "xla.tuple":
-                env[res] = tuple(env[v] for v in op.operands)
-            elif name == "xla.get_tuple_element":
-                env[res] = env[op.operands[0]][ir.IntegerAttr(op.attributes["index"]).value]
-            elif name == "xla.constant":
-                env[res] = scalar_const(_shape(res).element_type, literal_value(op.attributes["value"]).flat[0])
-            elif name in _SCALAR_IDENTITY:
-                env[res] = env[op.operands[0]]
-            else:
-                emit = SCALAR[name]
-                ins = [_shape(v).element_type for v in op.operands]
-                extra = (lookup(name).unpack(op),) if getattr(emit, "attrs", False) else ()
-                env[res] = emit([env[v] for v in op.operands], ins, _shape(res).element_type, *extra)
-    raise AssertionError("a computation without xla.return")
 
 
 def elementwise_while(lw):
@@ -148,11 +101,11 @@ def elementwise_while(lw):
         w = scf.WhileOp(types, xs)
         before = w.before.blocks.append(*types)
         with ir.InsertionPoint(before):
-            (go,) = _emit(cond, list(before.arguments))
+            (go,) = emit_region(cond, list(before.arguments), "xla.while", elementwise=True)
             scf.ConditionOp(go, list(before.arguments))
         after = w.after.blocks.append(*types)
         with ir.InsertionPoint(after):
-            scf.YieldOp(_emit(body, list(after.arguments)))
+            scf.YieldOp(emit_region(body, list(after.arguments), "xla.while", elementwise=True))
         return list(w.results)
     results = generic(inits, maps, outs, [ident] * len(leaves), ["parallel"] * n, per_element)
     final = []

@@ -19,7 +19,7 @@ from xlair.dialect.types import ElementType, Shape
 SCALAR: dict[str, Callable] = {}
 
 #: ops that are the identity on a rank-0 operand (shape ops of scalars)
-_SCALAR_IDENTITY = {"xla.reshape", "xla.broadcast", "xla.broadcast_in_dim", "xla.transpose",
+SCALAR_IDENTITY = {"xla.reshape", "xla.broadcast", "xla.broadcast_in_dim", "xla.transpose",
                     "xla.rev", "xla.slice", "xla.collapse", "xla.copy"}
 
 
@@ -35,11 +35,14 @@ def element_types(values: Sequence[ir.Value]) -> list[ElementType]:
     return [Shape.from_mlir(v.type).element_type for v in values]
 
 
-def emit_region(region: ir.Region, args: Sequence[ir.Value], owner: str) -> list[ir.Value]:
+def emit_region(region: ir.Region, args: Sequence[ir.Value], owner: str,
+                elementwise: bool = False) -> list[ir.Value]:
     """Emit the scalar code of a computation region at the current insertion point.
 
     `args` are builtin scalars for the region's parameters (flattened through tuples, in
-    order).  Returns the scalars of the returned value(s), flattened the same way.
+    order).  Returns the scalars of the returned value(s), flattened the same way.  With
+    `elementwise`, the region's arrays may have any one shape (the caller checked that every
+    op is element-wise over it, lowering/loops.py): the code computes one of their elements.
     """
     from .registry import scalar_const
     block = region.blocks[0]
@@ -73,18 +76,18 @@ def emit_region(region: ir.Region, args: Sequence[ir.Value], owner: str) -> list
                 env[res] = tuple(env[v] for v in op.operands)
             elif name == "xla.get_tuple_element":
                 env[res] = env[op.operands[0]][ir.IntegerAttr(op.attributes["index"]).value]
-            elif name == "xla.constant":
+            elif name == "xla.constant":          # (elementwise: a splat, one scalar)
                 shape = Shape.from_mlir(res.type)
-                if shape.rank != 0:
+                if shape.rank != 0 and not elementwise:
                     _unsupported(owner, op)
-                env[res] = scalar_const(shape.element_type, literal_value(op.attributes["value"])[()])
-            elif name in _SCALAR_IDENTITY:
-                if Shape.from_mlir(res.type).rank != 0:
+                env[res] = scalar_const(shape.element_type, literal_value(op.attributes["value"]).flat[0])
+            elif name in SCALAR_IDENTITY:
+                if Shape.from_mlir(res.type).rank != 0 and not elementwise:
                     _unsupported(owner, op)
                 env[res] = env[op.operands[0]]
             elif name in SCALAR:
                 shapes = [Shape.from_mlir(v.type) for v in op.operands]
-                if any(s.rank != 0 for s in shapes) or Shape.from_mlir(res.type).rank != 0:
+                if not elementwise and (any(s.rank != 0 for s in shapes) or Shape.from_mlir(res.type).rank != 0):
                     _unsupported(owner, op)
                 emit = SCALAR[name]
                 extra = (lookup(name).unpack(op),) if getattr(emit, "attrs", False) else ()
