@@ -149,3 +149,18 @@ def _equal(got, expected, what):
         assert np.array_equal(np.signbit(g.real), np.signbit(e.real)), f"{what}: signs {g} vs {e}"
     else:
         assert np.array_equal(g, e), f"{what}: {g} != {e}"
+
+
+def check_rule(call, build, op: str, message: str, source: str, exact_op: bool = True) -> None:
+    """A shape-rule case of tests/unit/test_shape_rules*.py: `call(*build())` raises an XlaError
+    (a ValueError) carrying `message`, naming the op (`'xla.<op>' ...`; with `exact_op=False`
+    any xla op: the rule of an op the call builds on the way), located in `source`, the test
+    file of the builder call."""
+    b, p = build()
+    with pytest.raises(xla.XlaError) as e:
+        call(b, p)
+    text = str(e.value)
+    assert message in text, text
+    assert text.startswith(f"'xla.{op}' " if exact_op else "'xla."), text
+    assert source in text, "the error points at the builder call's source line"
+    assert isinstance(e.value, ValueError)
