@@ -10,7 +10,7 @@ import pytest
 import xlair as xla
 from xlair import ops as O
 from xlair.dialect.types import F32, PRED, S32, U32, Shape
-from xlair_testing import scalar_computation
+from xlair_testing import comp_of, scalar_computation
 
 ADD = scalar_computation("add", F32)
 MAX = scalar_computation("max", F32)
@@ -208,10 +208,8 @@ def test_mixed_program(covers):
 
 def test_collective_in_while_loop(covers):
     """Each iteration all-reduces the state: x <- sum over replicas, 3 times."""
-    cb = xla.Builder("cond")
-    st = cb.parameter(0, Shape.tuple([Shape(S32, ()), Shape(F32, ())]))
-    O.lt(O.get_tuple_element(st, 0), O.constant(cb, np.int32(3)))
-    cond = cb.build()
+    cond = comp_of(lambda b, s: O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(3))),
+                   Shape.tuple([Shape(S32, ()), Shape(F32, ())]), name="cond")
     bb = xla.Builder("body")
     st = bb.parameter(0, Shape.tuple([Shape(S32, ()), Shape(F32, ())]))
     O.tuple([O.add(O.get_tuple_element(st, 0), O.constant(bb, np.int32(1))),

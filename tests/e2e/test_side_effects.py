@@ -13,6 +13,7 @@ import pytest
 import xlair as xla
 from xlair import ops as O
 from xlair.dialect.types import F32, S32, Shape
+from xlair_testing import comp_of
 
 
 def _comp(name, shapes, fn):
@@ -192,10 +193,8 @@ def test_program_order_of_side_effects(covers):
 def test_infeed_in_while_loops_spec_example(covers):
     """The spec's two while loops, each reading the infeed: the second starts after the first,
     so their reads are in a total order."""
-    cb = xla.Builder("cond")
-    st = cb.parameter(0, Shape.tuple([Shape(S32, ()), Shape(F32, ())]))
-    O.lt(O.get_tuple_element(st, 0), O.constant(cb, np.int32(3)))
-    cond = cb.build()
+    cond = comp_of(lambda b, s: O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(3))),
+                   Shape.tuple([Shape(S32, ()), Shape(F32, ())]), name="cond")
     bb = xla.Builder("body")
     st = bb.parameter(0, Shape.tuple([Shape(S32, ()), Shape(F32, ())]))
     v = O.infeed(bb, Shape(F32, ()))
