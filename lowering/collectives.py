@@ -16,8 +16,8 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.core import RETURN
 from xlair.dialect.ir import func, ir
 
-from .registry import lowers
-from .side_effects import host_call, module_of
+from .registry import declare_global, lowers
+from .side_effects import host_call
 
 REPLICA_GLOBAL = "xlair_replica_id"
 SET_REPLICA_FUNCTION = "xlair_set_replica"
@@ -30,27 +30,18 @@ def _i32() -> ir.Type:
 
 
 def ensure_replica_global(op: ir.Operation) -> None:
-    module = module_of(op)
-    block = module.regions[0].blocks[0]
-    for o in block.operations:
-        if o.operation.name == "util.global" and \
-                ir.StringAttr(o.operation.attributes["sym_name"]).value == REPLICA_GLOBAL:
-            return
     t = _i32()
-    with ir.Location.unknown():
-        with ir.InsertionPoint.at_block_begin(block):
-            ir.Operation.create("util.global", attributes={
-                "sym_name": ir.StringAttr.get(REPLICA_GLOBAL),
-                "sym_visibility": ir.StringAttr.get("private"),
-                "type": ir.TypeAttr.get(t), "is_mutable": ir.UnitAttr.get(),
-                "initial_value": ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))})
-        with ir.InsertionPoint(block):
-            f = func.FuncOp(SET_REPLICA_FUNCTION, ir.FunctionType.get([t], []))
-            entry = f.add_entry_block()
-            with ir.InsertionPoint(entry):
-                ir.Operation.create("util.global.store", operands=[entry.arguments[0]],
-                                    attributes={"global": ir.FlatSymbolRefAttr.get(REPLICA_GLOBAL)})
-                func.ReturnOp([])
+    zero = ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))
+    block = declare_global(op, REPLICA_GLOBAL, t, zero)
+    if block is None:
+        return
+    with ir.Location.unknown(), ir.InsertionPoint(block):
+        f = func.FuncOp(SET_REPLICA_FUNCTION, ir.FunctionType.get([t], []))
+        entry = f.add_entry_block()
+        with ir.InsertionPoint(entry):
+            ir.Operation.create("util.global.store", operands=[entry.arguments[0]],
+                                attributes={"global": ir.FlatSymbolRefAttr.get(REPLICA_GLOBAL)})
+            func.ReturnOp([])
 
 
 @lowers("xla.replica_id")

@@ -13,14 +13,9 @@ from typing import Callable, Sequence
 
 from xlair.dialect.ir import ir
 
+from .registry import module_of
+
 _counter = itertools.count()
-
-
-def module_of(op: ir.Operation) -> ir.Operation:
-    top = op
-    while top.parent is not None:
-        top = top.parent
-    return top
 
 
 def memref_type(t: ir.Type) -> str:

@@ -25,7 +25,7 @@ from xlair.dialect.attrs import RandomAlgorithm
 from xlair.dialect.ir import arith, func, ir, math, tensor
 from xlair.dialect.types import F32, F64, Shape
 
-from .registry import affine_map, empty, generic, loop_index, lowers, tuple_of
+from .registry import affine_map, declare_global, empty, generic, loop_index, lowers, tuple_of
 
 CI = arith.CmpIPredicate
 CF = arith.CmpFPredicate
@@ -231,41 +231,23 @@ def _state_type() -> ir.Type:
     return ir.RankedTensorType.get([2], _i(64))
 
 
-def _module_of(op: ir.Operation) -> ir.Operation:
-    p = op
-    while p is not None and p.name != "builtin.module":
-        p = p.parent
-    return p
-
-
 def ensure_state(op: ir.Operation) -> None:
     """Declare the state global and the seed function in the op's module (once)."""
-    module = _module_of(op)
-    if module is None:
-        return
-    block = module.regions[0].blocks[0]
-    for o in block.operations:
-        if o.operation.name == "util.global" and \
-                ir.StringAttr(o.operation.attributes["sym_name"]).value == STATE_GLOBAL:
-            return
     t = _state_type()
-    with ir.Location.unknown():
-        with ir.InsertionPoint.at_block_begin(block):
-            init = ir.DenseElementsAttr.get(np.array([DEFAULT_KEY, 0], np.int64), type=t)
-            ir.Operation.create("util.global", attributes={
-                "sym_name": ir.StringAttr.get(STATE_GLOBAL),
-                "sym_visibility": ir.StringAttr.get("private"),
-                "type": ir.TypeAttr.get(t), "is_mutable": ir.UnitAttr.get(), "initial_value": init})
-        with ir.InsertionPoint(block):
-            scalar = ir.RankedTensorType.get([], _i(64))
-            f = func.FuncOp(SEED_FUNCTION, ir.FunctionType.get([scalar], []))
-            entry = f.add_entry_block()
-            with ir.InsertionPoint(entry):
-                seed = tensor.extract(entry.arguments[0], [])
-                st = tensor.from_elements(t, [seed, _c(64, 0)])
-                ir.Operation.create("util.global.store", operands=[st],
-                                    attributes={"global": ir.FlatSymbolRefAttr.get(STATE_GLOBAL)})
-                func.ReturnOp([])
+    init = ir.DenseElementsAttr.get(np.array([DEFAULT_KEY, 0], np.int64), type=t)
+    block = declare_global(op, STATE_GLOBAL, t, init)
+    if block is None:
+        return
+    with ir.Location.unknown(), ir.InsertionPoint(block):
+        scalar = ir.RankedTensorType.get([], _i(64))
+        f = func.FuncOp(SEED_FUNCTION, ir.FunctionType.get([scalar], []))
+        entry = f.add_entry_block()
+        with ir.InsertionPoint(entry):
+            seed = tensor.extract(entry.arguments[0], [])
+            st = tensor.from_elements(t, [seed, _c(64, 0)])
+            ir.Operation.create("util.global.store", operands=[st],
+                                attributes={"global": ir.FlatSymbolRefAttr.get(STATE_GLOBAL)})
+            func.ReturnOp([])
 
 
 def _load_state(lw):

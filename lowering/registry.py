@@ -347,6 +347,32 @@ def splice_region(region: ir.Region, args, anchor: ir.Operation) -> list[ir.Valu
     return list(ret.operands)
 
 
+def module_of(op: ir.Operation) -> ir.Operation:
+    """The top-level op holding `op` (the module, once it is in one)."""
+    top = op
+    while top.parent is not None:
+        top = top.parent
+    return top
+
+
+def declare_global(op: ir.Operation, name: str, t: ir.Type, initial: ir.Attribute):
+    """Declare the private mutable `util.global @name` of type `t` in `op`'s module, once.
+    Returns the module's block when this call declared it (for the caller's other one-time
+    declarations), None when it existed already or `op` is in no module."""
+    module = module_of(op)
+    if module.name != "builtin.module":
+        return None
+    block = module.regions[0].blocks[0]
+    for o in block.operations:
+        if o.operation.name == "util.global" and ir.StringAttr(o.operation.attributes["sym_name"]).value == name:
+            return None
+    with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(block):
+        ir.Operation.create("util.global", attributes={
+            "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("private"),
+            "type": ir.TypeAttr.get(t), "is_mutable": ir.UnitAttr.get(), "initial_value": initial})
+    return block
+
+
 def xla_op(name: str, operands, result: Shape, **attrs) -> ir.Value:
     """Create an xla op (for xla-to-xla rewrites); attributes are encoded by the op's record."""
     opdef = lookup("xla." + name)

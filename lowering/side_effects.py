@@ -19,17 +19,10 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, func, ir
 from xlair.dialect.types import Shape
 
-from .registry import affine_map, builtin_leaves, empty, from_builtin_leaves, generic, lowers
+from .registry import affine_map, builtin_leaves, empty, from_builtin_leaves, generic, lowers, module_of
 
 HOST_MODULE = "xlair_host"
 HOST_CALLS_ATTR = "xlair.host_calls"
-
-
-def module_of(op: ir.Operation) -> ir.Operation:
-    top = op
-    while top.parent is not None:
-        top = top.parent
-    return top
 
 
 def _encode(v):
