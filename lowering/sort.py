@@ -1,18 +1,15 @@
 """Lowering of Sort (record in dialect/ops/control_flow.py).
 
-Three strategies, all O(n log n) on the CPU:
+On the CPU, every strategy is O(n log n) or better, in hand-written kernels (lowering/kernels.py):
 - a comparator that is a plain or total-order less-than / greater-than of one operand (the
-  common case) sorts by an LSD radix sort of order-preserving integer keys in a hand-written
-  kernel (lowering/kernels.py), 8 bits a pass, passes whose digit is constant skipped; stable;
-- any other comparator: a stable bottom-up merge sort of a permutation in a kernel, the
-  comparator inlined;
-- short sort dimensions and targets without kernels: `iree_linalg_ext.sort` with the
-  comparator as its region (made stable with an index tie-break when `is_stable`).
-Rows (all dimensions but the sorted one) are sorted in parallel, one workgroup each.
+  common case): a stable LSD radix sort of order-preserving integer keys (8-bit digits for keys
+  up to 16 bits, 11-bit ones above), one workgroup a row; a lone long row of 32- or 64-bit keys
+  is first split by its top 12 bits into buckets that are then sorted in parallel;
+- any other comparator: a stable bottom-up merge sort moving the values, the comparator inlined.
+Short rows (under KERNEL_MIN) and other targets: a rank sort in two linalg generics (O(n^2)
+per row, parallel over every element).
 """
 from __future__ import annotations
-
-import math as _math
 
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, func, ir, memref, scf
@@ -24,7 +21,7 @@ from .registry import lowers, reshape, tuple_of
 from .scalar import emit_region
 from .shape import transpose
 
-KERNEL_MIN = 64          # shorter sort dimensions use iree_linalg_ext.sort
+KERNEL_MIN = 64          # shorter sort dimensions use the rank sort
 CI = arith.CmpIPredicate
 CF = arith.CmpFPredicate
 
@@ -215,100 +212,234 @@ def _unkey(key, et, kt, descending):
     return arith.xori(key, sign) if et.is_signed else key
 
 
+def _digits(bits: int, width: int) -> list[tuple[int, int]]:
+    """(shift, bits) of the radix digits of the low `bits` bits of a key, least significant
+    first, each at most `width` bits wide and as even as can be."""
+    count = -(-bits // width)
+    sizes = [bits // count + (1 if p < bits % count else 0) for p in range(count)]
+    return [(sum(sizes[:p]), s) for p, s in enumerate(sizes)]
+
+
+TOP_BITS = 12           # the most significant digit, by which a lone long row is split
+SPLIT_MIN = 1 << 14     # a lone row at least this long with 32- or 64-bit keys is split
+SPLIT_WAYS = 2          # workgroups counting and splitting it (IREE's CPU workers here)
+
+
 def radix_sort(lw, flat, shapes, rows, n, key_index, descending, total):
+    """LSD radix sort of order-preserving integer keys, one workgroup a row.
+
+    A lone long row (32- or 64-bit keys) is first split by its most significant digit
+    (TOP_BITS): SPLIT_WAYS workgroups count its digits in their share of the row, then move
+    each element to its digit's bucket (stable); 2^TOP_BITS workgroups then sort one bucket
+    each by the lower digits, in cache and on every core.
+
+    Values move (with several operands: keys and the source index, the operands gathered at
+    the end); keys are made from values on the fly.  A plain float comparison sees -0 and +0 as
+    equal: both get +0's key, and the run of zeros of the result is refilled afterwards with
+    the zeros of the input in their order (stable)."""
     et = shapes[key_index].element_type
     kt = ir.IntegerType.get_signless(et.bits)
     i32 = ir.IntegerType.get_signless(32)
-    single = len(flat) == 1
-    invertible = et.is_integer or total
-    payload = None if (single and invertible) else (kt if single else i32)
-    ktensor = ir.RankedTensorType.get([rows, n], kt)
-    scratch = [ktensor, ktensor]
-    if payload is not None:
-        ptensor = ir.RankedTensorType.get([rows, n], payload)
-        scratch += [ptensor, ptensor]
-    passes = et.bits // 8
-    result_types = [v.type for v in flat] + scratch
+    k = len(flat)
+    single = k == 1
+    row_of = lambda t: ir.RankedTensorType.get([rows, n], t)  # noqa: E731
+    key_of = lambda v: _key(v, et, kt, descending, total)  # noqa: E731
+    results = [v.type for v in flat]
+    if rows == 1 and n >= SPLIT_MIN and et.bits >= 32:
+        top = (et.bits - TOP_BITS, TOP_BITS)
+        nb = 1 << TOP_BITS
+        share = -(-n // SPLIT_WAYS)
+        x = flat[key_index]
 
-    def body(ins, outs, _kmod):
-        results, scr = outs[:len(flat)], outs[len(flat):]
-        keys = scr[:2]
-        pays = scr[2:] if payload is not None else [None, None]
-        row = workgroup_id(0)
-        c0, c1, cn, c256 = idx(0), idx(1), idx(n), idx(256)
-        x = ins[key_index]
-        zero32, one32 = iconst(i32, 0), iconst(i32, 1)
-        m255 = iconst(kt, 255)
-        # one histogram of 256 counters per pass, all counted in the first sweep
-        hist = memref.alloca(ir.MemRefType.get([passes, 256], i32), [], [])
-        cpasses = [idx(p) for p in range(passes)]
+        def part(w):
+            lo = arith.muli(w, idx(share))
+            return lo, arith.minui(arith.addi(lo, idx(share)), idx(n))
 
-        def digit(k, p):
-            return arith.index_castui(ir.IndexType.get(), arith.andi(arith.shrui(k, iconst(kt, 8 * p)), m255))
+        def count(ins, outs, _kmod):
+            w = workgroup_id(0)
+            lo, hi = part(w)
+            _histograms(outs[0], [w], [top], lo, hi, lambda i: key_of(memref.load(ins[0], [idx(0), i])), kt)
+        (hist,) = dispatch(lw.op, "radix_count", [x], [ir.RankedTensorType.get([SPLIT_WAYS, 1, nb], i32)],
+                           [SPLIT_WAYS], count)
+        moved = [row_of(et.builtin_type())] if single else [row_of(kt), row_of(i32)]
+        bounds_t = ir.RankedTensorType.get([nb + 1], i32)
 
-        def clear(b):
-            for p in range(passes):
-                memref.store(zero32, hist, [cpasses[p], b])
-        loop(c0, c256, c1, [], clear)
+        def split(ins, outs, _kmod):
+            x_m, hist_m = ins
+            bounds, offs = outs[-2], outs[-1]
+            w = workgroup_id(0)
+            lo, hi = part(w)
+            c0, c1, r0 = idx(0), idx(1), idx(0)
 
-        def init(i):
-            v = memref.load(x, [row, i])
-            k = _key(v, et, kt, descending, total)
-            memref.store(k, keys[0], [row, i])
-            if payload is not None:
-                p = arith.bitcast(kt, v) if single and et.is_float else (
-                    v if single else arith.index_cast(i32, i))
-                memref.store(p, pays[0], [row, i])
-            for p in range(passes):
-                dg = digit(k, p)
-                memref.store(arith.addi(memref.load(hist, [cpasses[p], dg]), one32), hist, [cpasses[p], dg])
-        loop(c0, cn, c1, [], init)
-        for p in range(passes):
-            src, dst = keys[p % 2], keys[(p + 1) % 2]
-            psrc, pdst = pays[p % 2], pays[(p + 1) % 2]
-            cp = cpasses[p]
-            first = digit(memref.load(src, [row, c0]), p)
-            uniform = arith.cmpi(CI.eq, memref.load(hist, [cp, first]), iconst(i32, n))
+            def offsets(b, acc):         # bucket b starts at acc; this share's part after the earlier shares'
+                counts = [memref.load(hist_m, [idx(s), r0, b]) for s in range(SPLIT_WAYS)]
+                mine = acc
+                for s in range(SPLIT_WAYS):
+                    mine = arith.addi(mine, arith.select(arith.cmpi(CI.ult, idx(s), w), counts[s], iconst(i32, 0)))
+                memref.store(mine, offs, [w, b])
+                memref.store(acc, bounds, [b])
+                total_b = counts[0]
+                for c in counts[1:]:
+                    total_b = arith.addi(total_b, c)
+                return [arith.addi(acc, total_b)]
+            (end,) = loop(c0, idx(nb), c1, [iconst(i32, 0)], offsets)
+            memref.store(end, bounds, [idx(nb)])
 
-            def copy_all():
-                def cpy(i):
-                    memref.store(memref.load(src, [row, i]), dst, [row, i])
-                    if payload is not None:
-                        memref.store(memref.load(psrc, [row, i]), pdst, [row, i])
-                loop(c0, cn, c1, [], cpy)
+            def move(i):
+                v = memref.load(x_m, [r0, i])
+                key = key_of(v)
+                d = _digit(key, *top, kt)
+                pos = memref.load(offs, [w, d])
+                memref.store(arith.addi(pos, iconst(i32, 1)), offs, [w, d])
+                at = arith.index_cast(ir.IndexType.get(), pos)
+                if single:
+                    memref.store(v, outs[0], [r0, at])
+                else:
+                    memref.store(key, outs[0], [r0, at])
+                    memref.store(arith.index_cast(i32, i), outs[1], [r0, at])
+            loop(lo, hi, c1, [], move)
+        moved = dispatch(lw.op, "radix_split", [x, hist], moved + [bounds_t, ir.RankedTensorType.get([SPLIT_WAYS, nb], i32)],
+                         [SPLIT_WAYS], split)
+        items, bounds = moved[:-2], moved[-2]
+        digits = _digits(et.bits - TOP_BITS, 11)
 
-            def scatter():
-                def prefix(b, acc):
-                    h = memref.load(hist, [cp, b])
-                    memref.store(acc, hist, [cp, b])
-                    return [arith.addi(acc, h)]
-                loop(c0, c256, c1, [zero32], prefix)
-
-                def place(i):
-                    k = memref.load(src, [row, i])
-                    dg = digit(k, p)
-                    pos = memref.load(hist, [cp, dg])
-                    memref.store(arith.addi(pos, one32), hist, [cp, dg])
-                    at = arith.index_cast(ir.IndexType.get(), pos)
-                    memref.store(k, dst, [row, at])
-                    if payload is not None:
-                        memref.store(memref.load(psrc, [row, i]), pdst, [row, at])
-                loop(c0, cn, c1, [], place)
-            if_(uniform, [], copy_all, scatter)
-        fk, fp = keys[passes % 2], pays[passes % 2]
-
-        def write(i):
-            if single and invertible:
-                memref.store(_unkey(memref.load(fk, [row, i]), et, kt, descending), results[0], [row, i])
-            elif single:
-                memref.store(arith.bitcast(et.builtin_type(), memref.load(fp, [row, i])), results[0], [row, i])
+        def buckets(ins, outs, _kmod):
+            b = workgroup_id(0)
+            bnd = ins[len(items)]
+            lo = arith.index_cast(ir.IndexType.get(), memref.load(bnd, [b]))
+            hi = arith.index_cast(ir.IndexType.get(), memref.load(bnd, [arith.addi(b, idx(1))]))
+            gathered = ins[len(items) + 1:]
+            if single:
+                load_key = lambda i: key_of(memref.load(ins[0], [idx(0), i]))  # noqa: E731
+                load_pay = None
             else:
-                src_i = arith.index_cast(ir.IndexType.get(), memref.load(fp, [row, i]))
-                for xin, out in zip(ins, results):
-                    memref.store(memref.load(xin, [row, src_i]), out, [row, i])
-        loop(c0, cn, c1, [], write)
-    res = dispatch(lw.op, "radix_sort", flat, result_types, [rows], body)
-    return res[:len(flat)]
+                load_key = lambda i: memref.load(ins[0], [idx(0), i])  # noqa: E731
+                load_pay = lambda i: memref.load(ins[1], [idx(0), i])  # noqa: E731
+            if_(arith.cmpi(CI.ult, lo, hi), [],
+                lambda: _lsd(outs, k, single, kt, et, descending, total, idx(0), [b], lo, hi, digits,
+                             load_key, load_pay, ins[0] if single else None, gathered), lambda: None)
+        inputs = list(items) + [bounds] + ([] if single else list(flat))
+        res = dispatch(lw.op, "radix_buckets", inputs, results + _lsd_scratch(rows, n, kt, single, nb, digits),
+                       [nb], buckets)
+        return res[:k]
+    digits = _digits(et.bits, 8 if et.bits <= 16 else 11)
+
+    def whole(ins, outs, _kmod):
+        row = workgroup_id(0)
+        x = ins[key_index]
+        _lsd(outs, k, single, kt, et, descending, total, row, [row], idx(0), idx(n), digits,
+             lambda i: key_of(memref.load(x, [row, i])), None if single else (lambda i: arith.index_cast(i32, i)),
+             x if single else None, ins)
+    res = dispatch(lw.op, "radix_sort", flat, results + _lsd_scratch(rows, n, kt, single, rows, digits),
+                   [rows], whole)
+    return res[:k]
+
+
+def _lsd_scratch(rows, n, kt, single, hists, digits):
+    """Buffers of _lsd: keys (and source indices) between passes, one histogram set per workgroup."""
+    i32 = ir.IntegerType.get_signless(32)
+    nscr = min(len(digits) - 1, 2)
+    out = [ir.RankedTensorType.get([rows, n], kt)] * nscr
+    if not single:
+        out += [ir.RankedTensorType.get([rows, n], i32)] * nscr
+    width = max(b for _, b in digits)
+    return out + [ir.RankedTensorType.get([hists, len(digits), 1 << width], i32)]
+
+
+def _digit(key, shift, bits, kt):
+    return arith.index_castui(ir.IndexType.get(), arith.andi(arith.shrui(key, iconst(kt, shift)),
+                                                             iconst(kt, (1 << bits) - 1)))
+
+
+def _histograms(hist, hrow, digits, lo, hi, load_key, kt, extra=None, extra_init=()):
+    """Clear and count the histogram of each digit over [lo, hi) in hist[*hrow, pass, digit];
+    `extra(key, *acc)` carries more counts through the sweep."""
+    i32 = ir.IntegerType.get_signless(32)
+    c0, c1 = idx(0), idx(1)
+    cps = [idx(p) for p in range(len(digits))]
+    zero32, one32 = iconst(i32, 0), iconst(i32, 1)
+    for cp, (_, bits) in zip(cps, digits):
+        def clear(b, cp=cp):
+            memref.store(zero32, hist, [*hrow, cp, b])
+        loop(c0, idx(1 << bits), c1, [], clear)
+
+    def count(i, *acc):
+        key = load_key(i)
+        for cp, (shift, bits) in zip(cps, digits):
+            dg = _digit(key, shift, bits, kt)
+            memref.store(arith.addi(memref.load(hist, [*hrow, cp, dg]), one32), hist, [*hrow, cp, dg])
+        return extra(key, *acc) if extra else None
+    return loop(lo, hi, c1, list(extra_init), count)
+
+
+def _lsd(outs, k, single, kt, et, descending, total, row, hrow, lo, hi, digits, load_key, load_pay, values, gathered):
+    """Sort the items [lo, hi) of `row` by `digits` (LSD, stable) into the results outs[:k].
+    The first pass reads `load_key(i)` (and `load_pay(i)`, the source index with several
+    operands); the last writes the value back from its key (one operand) or gathers each operand
+    at the source index.  `values` (one operand, plain float comparison) is where the zeros are
+    refilled from."""
+    i32 = ir.IntegerType.get_signless(32)
+    index = ir.IndexType.get()
+    results, rest = outs[:k], outs[k:]
+    nscr = min(len(digits) - 1, 2)
+    kbufs, pbufs, hist = rest[:nscr], rest[nscr:-1][:nscr], rest[-1]
+    c0, c1 = idx(0), idx(1)
+    one32 = iconst(i32, 1)
+    zero_fix = single and et.is_float and not total
+    if zero_fix:
+        ft = et.builtin_type()
+        fzero = arith.constant(ft, ir.FloatAttr.get(ft, 0.0))
+        zk = _key(fzero, et, kt, descending, total)
+
+        def zero_counts(key, below, zeros):     # keys before +0's, and zeros
+            return [arith.addi(below, arith.select(arith.cmpi(CI.ult, key, zk), c1, c0)),
+                    arith.addi(zeros, arith.select(arith.cmpi(CI.eq, key, zk), c1, c0))]
+        counts = _histograms(hist, hrow, digits, lo, hi, load_key, kt, zero_counts, [c0, c0])
+    else:
+        _histograms(hist, hrow, digits, lo, hi, load_key, kt)
+    for p, (shift, bits) in enumerate(digits):
+        cp = idx(p)
+        first, last = p == 0, p == len(digits) - 1
+
+        def prefix(b, acc, cp=cp):
+            h = memref.load(hist, [*hrow, cp, b])
+            memref.store(acc, hist, [*hrow, cp, b])
+            return [arith.addi(acc, h)]
+        loop(c0, idx(1 << bits), c1, [arith.index_cast(i32, lo)], prefix)
+
+        def place(i, p=p, cp=cp, first=first, last=last, shift=shift, bits=bits):
+            key = load_key(i) if first else memref.load(kbufs[(p - 1) % 2], [row, i])
+            if not single:
+                pay = load_pay(i) if first else memref.load(pbufs[(p - 1) % 2], [row, i])
+            dg = _digit(key, shift, bits, kt)
+            pos = memref.load(hist, [*hrow, cp, dg])
+            memref.store(arith.addi(pos, one32), hist, [*hrow, cp, dg])
+            at = arith.index_cast(index, pos)
+            if not last:
+                memref.store(key, kbufs[p % 2], [row, at])
+                if not single:
+                    memref.store(pay, pbufs[p % 2], [row, at])
+            elif single:
+                memref.store(_unkey(key, et, kt, descending), results[0], [row, at])
+            else:
+                src = arith.index_cast(index, pay)
+                for xin, out in zip(gathered, results):
+                    memref.store(memref.load(xin, [row, src]), out, [row, at])
+        loop(lo, hi, c1, [], place)
+    if zero_fix:
+        below, zeros = counts
+        start = arith.addi(lo, below)
+
+        def refill():
+            def step(i, j):
+                v = memref.load(values, [row, i])
+                is_zero = arith.cmpf(CF.OEQ, v, fzero)
+                at = arith.addi(start, j)
+                cur = memref.load(results[0], [row, at])
+                memref.store(arith.select(is_zero, v, cur), results[0], [row, at])
+                return [arith.addi(i, c1), arith.addi(j, arith.select(is_zero, c1, c0))]
+            while_loop([lo, c0], lambda i, j: arith.cmpi(CI.ult, j, zeros), step)
+        if_(arith.cmpi(CI.ugt, zeros, c0), [], refill, lambda: None)
 
 
 # ----------------------------------------------------------------------------------------

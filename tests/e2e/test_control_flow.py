@@ -255,6 +255,71 @@ def test_sort_argsort_payload(covers, target):
     np.testing.assert_array_equal(got[1], np.argsort(x, 0, kind="stable").astype(np.int32))
 
 
+def _total_order_key(x):
+    """The spec's total order of floats as integers (-NaN < -Inf < ... < -0 < +0 < ... < +NaN)."""
+    bits = x.view(np.int32 if x.dtype == np.float32 else np.int64).astype(np.int64)
+    top = np.int64(0x7FFFFFFF if x.dtype == np.float32 else 0x7FFFFFFFFFFFFFFF)
+    return np.where(bits < 0, -(bits & top) - 1, bits)
+
+
+LONG = 40_000       # a lone row this long is split by its top digit and sorted bucket by bucket
+
+
+def _long_values(et, rng, kind):
+    dt = et.dtype
+    if kind == "equal":
+        return np.full(LONG, 7, dt)
+    if et.is_float:
+        x = (rng.standard_normal(LONG) * 10.0 ** rng.integers(-3, 4, LONG)).astype(dt)
+        if kind == "zeros":         # many signed zeros among repeats: stability shows in their signs
+            x[::3] = 0.0
+            x[1::7] = -0.0
+            x[::11] = x[5]
+        return x
+    info = np.iinfo(dt)
+    return rng.integers(info.min // 2, info.max // 2, LONG, dtype=dt)
+
+
+LONG_CASES = [(F32, "lt", "normal"), (F32, "lt", "zeros"), (F32, "gt", "zeros"), (F64, "lt", "zeros"),
+              (F32, "lt_total_order", "zeros"), (F64, "gt_total_order", "normal"), (S32, "lt", "normal"),
+              (U32, "gt", "normal"), (S64, "lt", "normal"), (F32, "lt", "equal")]
+
+
+@pytest.mark.parametrize("et,fn,kind", LONG_CASES, ids=[f"{e.name}-{f}-{k}" for e, f, k in LONG_CASES])
+def test_sort_long_row(covers, et, fn, kind):
+    """A long lone row on the CPU (split by the top digit, buckets sorted in parallel), stable,
+    bit for bit against numpy's stable sort: the signs of equal zeros keep the input's order."""
+    covers.add("cpu", "xla.sort")
+    rng = np.random.default_rng(31)
+    x = _long_values(et, rng, kind)
+    if fn.endswith("total_order"):
+        key = _total_order_key(x)
+    else:
+        key = x.astype(np.float64) if et.is_float else x.astype(np.int64)
+        key = np.where(key == 0, 0, key)     # -0 == +0
+    order = np.argsort(-key if fn.startswith("gt") else key, kind="stable")
+    c = comp_of(lambda b, p: O.sort(p, _cmp([et], fn), 0, True), Shape(et, x.shape))
+    got = xla.compile(c, target="cpu")(x)
+    np.testing.assert_array_equal(got.view(np.uint8), x[order].view(np.uint8))
+
+
+def test_sort_long_row_payload(covers):
+    """Argsort of a long row with a float key and an index payload, and a key that is not the
+    first operand (keys and source indices move through the buckets, operands gathered)."""
+    covers.add("cpu", "xla.sort")
+    rng = np.random.default_rng(32)
+    x = _long_values(F32, rng, "zeros")
+    w = rng.standard_normal(LONG)
+    c = comp_of(lambda b, p, q: O.sort([O.iota(b, Shape(S32, (LONG,)), 0), p, q], _cmp([S32, F32, F64], "lt", 1),
+                                        0, True),
+                Shape(F32, x.shape), Shape(F64, w.shape))
+    got = xla.compile(c, target="cpu")(x, w)
+    order = np.argsort(x, kind="stable")
+    np.testing.assert_array_equal(got[0], order.astype(np.int32))
+    np.testing.assert_array_equal(got[1].view(np.uint32), x[order].view(np.uint32))
+    np.testing.assert_array_equal(got[2], w[order])
+
+
 def test_sort_of_a_folded_producer(covers, target):
     """Sort of xor(x, x) (zeros IREE folds before the sort): IREE 3.13 could not compile the
     rank sort's count once the folded producer was fused into it (found by the fuzzer)."""
