@@ -110,21 +110,19 @@ def lower_rev(lw):
     n = src.rank
     x = lw.value("operand")
     ident = affine_map(n, list(range(n)))
-    if n - 1 in dims:
-        # IREE's CPU codegen rejects a reversed innermost dimension in an indexing map
-        # ("inferred operand shape ..."): read the element with tensor.extract instead.
-        def body(_o):
-            idx = []
-            for d in range(n):
-                i = loop_index(d)
-                idx.append(arith.subi(index(src.dims[d] - 1), i) if d in dims else i)
-            return tensor.extract(x, idx)
-        return generic([], [], [empty(src)], [ident], ["parallel"] * n, body)[0]
-    exprs = [ir.AffineAddExpr.get(ir.AffineConstantExpr.get(src.dims[d] - 1),
-                                  ir.AffineMulExpr.get(ir.AffineDimExpr.get(d), ir.AffineConstantExpr.get(-1)))
-             if d in dims else d for d in range(n)]
-    return generic([x], [affine_map(n, exprs)], [empty(src)], [ident], ["parallel"] * n,
-                   lambda a, _o: a)[0]
+
+    # The element is read with tensor.extract rather than through an indexing map with a
+    # reversed dimension: IREE's CPU codegen rejects a reversed dimension that ends up innermost
+    # ("inferred input/output operand #0 has shape's dimension #0 to be greater than or equal
+    # to 4, but found 3"), and a later transpose fused with the reverse can put it there
+    # (transpose(rev(x, [0])), found by the fuzzer; with a consumer IREE 3.13 even crashed).
+    def body(_o):
+        idx = []
+        for d in range(n):
+            i = loop_index(d)
+            idx.append(arith.subi(index(src.dims[d] - 1), i) if d in dims else i)
+        return tensor.extract(x, idx)
+    return generic([], [], [empty(src)], [ident], ["parallel"] * n, body)[0]
 
 
 @lowers("xla.slice")

@@ -52,6 +52,24 @@ def test_shape_ops(covers, target, et):
     run_and_compare(b.build(), x, row, pv, what=f"shape ops on {et}", target=target)
 
 
+def test_rev_then_transpose(covers, target):
+    """A reversed outer dimension made innermost by a transpose (alone, with a consumer, and as
+    the input of a sort along it): IREE 3.13 rejected the fused reverse's indexing map, and
+    crashed with an element-wise consumer (found by the fuzzer)."""
+    covers.add(target, "xla.rev", "xla.transpose")
+    x = np.arange(20, dtype=np.uint32).reshape(4, 5) * 7 % 11
+    b = xla.Builder("rev_transpose")
+    p = b.parameter(0, Shape(U32, x.shape))
+    t = O.transpose(O.rev(p, [0]), [1, 0])
+    less = xla.Builder("lt")
+    O.lt(less.parameter(0, Shape(U32, ())), less.parameter(1, Shape(U32, ())))
+    O.tuple(b, [t, O.add(t, O.transpose(p, [1, 0])), O.sort(O.rev(p, [0]), less.build(), 0, True)])
+    got = run_and_compare(b.build(), x, target=target)
+    np.testing.assert_array_equal(got[0], x[::-1].T)
+    np.testing.assert_array_equal(got[1], x[::-1].T + x.T)
+    np.testing.assert_array_equal(got[2], np.sort(x, 0))
+
+
 def test_empty_arrays(covers, target):
     """Zero-sized dimensions flow through data-movement ops."""
     covers.add(target, "xla.concatenate", "xla.slice", "xla.pad", "xla.broadcast_in_dim", "xla.reshape")
