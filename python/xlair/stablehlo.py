@@ -20,11 +20,21 @@ How StableHLO's structure maps onto XLA's:
 - `convert` from complex to a real type is `real` then `convert_element_type` (the imaginary
   part is dropped, as StableHLO says); complex constants are `complex(real, imag)`;
 - the `dynamic_*` ops whose result type is static and whose shape operands are constants
-  become their static counterparts.
+  become their static counterparts;
+- `!stablehlo.token` is the xla token; after_all/create_token are `after_all`; infeed, outfeed,
+  send and recv take their token operand (XLA's *WithToken forms) and return (data..., token);
+- custom_call (api_version 1, default layouts) is `custom_call` of its call_target_name, the
+  results a tuple when several (a target registered with `xlair.register_custom_call`);
+- variadic collectives are one xla collective per operand; a program runs as one partition
+  of each replica (a positive channel_handle of all_reduce/all_gather/reduce_scatter groups
+  replicas with their one partition; partition_id is 0); reduce_scatter is all_reduce then
+  the replica's block (dynamic_slice), collective_broadcast an all_reduce keeping the group's
+  first value: XLA's operation set has neither.
 
 Constructs xlair has no counterpart for raise `Unsupported` (an `XlaError`) naming the op
 or the type: element types outside XLA's set (i2, i4, f8 ...), dynamic shapes, quantized
-types, ops whose xla op does not exist (yet).  Other bad input raises `XlaError`.
+types, ops with no xla counterpart, custom calls of other API versions or layouts,
+cross-partition collectives, Send/Recv of several values.  Other bad input raises `XlaError`.
 """
 from __future__ import annotations
 
@@ -39,7 +49,7 @@ from xlair.dialect.attrs import (ConvolutionDimensionNumbers, DotDimensionNumber
 from xlair.dialect.checks import XlaError
 from xlair.dialect.core import REGISTRY, lookup
 from xlair.dialect.ir import context, ir, lock, passmanager
-from xlair.dialect.types import Shape, from_mlir_element, is_tuple_type
+from xlair.dialect.types import S32, Shape, from_mlir_element, is_tuple_type
 
 from .builder import Builder, Op
 from .computation import Computation
@@ -77,7 +87,14 @@ def import_module(module: ir.Module, entry: str | None = None) -> Computation:
             op = op.operation
             if op.name == "func.func":
                 funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op
-        return _Importer(funcs).function(_entry_name(funcs, entry))
+        return _Importer(funcs, _module_int(module, "mhlo.num_partitions", 1),
+                         _module_int(module, "mhlo.num_replicas", None)).function(_entry_name(funcs, entry))
+
+
+def _module_int(module: ir.Module, name: str, default: int | None) -> int | None:
+    """An integer attribute of the module (JAX writes mhlo.num_replicas, mhlo.num_partitions)."""
+    attrs = module.operation.attributes
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else default
 
 
 def _entry_name(funcs: dict, entry: str | None) -> str:
@@ -276,8 +293,10 @@ def _loc(op) -> tuple[str, int] | None:
 class _Importer:
     """Turns the functions of one module into Computations (each function once)."""
 
-    def __init__(self, funcs: dict):
+    def __init__(self, funcs: dict, num_partitions: int = 1, num_replicas: int | None = None):
         self.funcs = funcs
+        self.num_partitions = num_partitions
+        self.num_replicas = num_replicas
         self.done: dict[str, Computation] = {}
         self.active: list[str] = []
 
@@ -1047,18 +1066,319 @@ def _c_real_dyn_slice(s, op):
                    strides=strides)]
 
 
+# -- tokens and side effects ------------------------------------------------------------------
+def _str(op, name, default=""):
+    return ir.StringAttr(op.attributes[name]).value if name in op.attributes else default
+
+
+def _pack_shapes(shapes: list) -> Shape:
+    """One shape as itself; none or several as a (flat) tuple, as `_Scope.pack` packs values."""
+    return shapes[0] if len(shapes) == 1 else Shape.tuple(shapes)
+
+
+@converter("stablehlo.after_all")
+def _c_after_all(s, op):
+    return [s.emit("after_all", operands=[s.get(v) for v in op.operands])]
+
+
+@converter("stablehlo.create_token")
+def _c_create_token(s, op):
+    # create_token is StableHLO's older spelling of after_all with no operands
+    return [s.emit("after_all", operands=[])]
+
+
+def _data_and_token(s, r: Op, data: list) -> list:
+    """The results of an xla op with a token operand, (data, token), as StableHLO's
+    (data..., token): data of one value is itself, of several a tuple."""
+    d = s.emit("get_tuple_element", tuple_data=r, index=0)
+    return s.unpack(d, len(data)) + [s.emit("get_tuple_element", tuple_data=r, index=1)]
+
+
+@converter("stablehlo.infeed")
+def _c_infeed(s, op):
+    # infeed_config and layout only describe the transfer; xlair's infeed items are numpy values
+    data = [_result_shape(op, i) for i in range(len(op.results) - 1)]
+    r = s.emit("infeed", shape=_pack_shapes(data), token=[s.get(op.operands[0])])
+    return _data_and_token(s, r, data)
+
+
+@converter("stablehlo.outfeed")
+def _c_outfeed(s, op):
+    vals = [s.get(v) for v in op.operands[:-1]]
+    return [s.emit("outfeed", operand=s.pack(vals), shape_with_layout=None,
+                   outfeed_config=_str(op, "outfeed_config"), token=[s.get(op.operands[-1])])]
+
+
+def _channel_handle(op) -> int | None:
+    """The handle of the op's channel_handle (None without one)."""
+    if "channel_handle" not in op.attributes:
+        return None
+    return _struct(op.attributes["channel_handle"], "channel_handle").get("handle", 0)
+
+
+def _send_recv_channel(op, values: int, what: str) -> int:
+    if values != 1:
+        raise Unsupported(f"{what} {values} values; XLA's {'Send' if 'send' in op.name else 'Recv'} "
+                          "carries one array")
+    handle = _channel_handle(op)
+    if handle is None:
+        raise XlaError("channel_handle is required")
+    return handle
+
+
+@converter("stablehlo.send")
+def _c_send(s, op):
+    # is_host_transfer: xlair's channels always pass through the host (a FIFO per handle shared
+    # by the computations running at the same time), whichever side is the host
+    handle = _send_recv_channel(op, len(op.operands) - 1, "sends")
+    return [s.emit("send", operand=s.get(op.operands[0]), channel_handle=handle,
+                   token=[s.get(op.operands[-1])])]
+
+
+@converter("stablehlo.recv")
+def _c_recv(s, op):
+    handle = _send_recv_channel(op, len(op.results) - 1, "receives")
+    r = s.emit("recv", shape=_result_shape(op, 0), channel_handle=handle, token=[s.get(op.operands[0])])
+    return _data_and_token(s, r, [None])
+
+
+#: CustomCall API versions (XLA's CustomCallApiVersion): xlair calls its C targets with the
+#: original convention void f(void* out, void** in), which does not pass backend_config.
+_CUSTOM_CALL_APIS = {0: "API_VERSION_UNSPECIFIED", 1: "API_VERSION_ORIGINAL", 2: "API_VERSION_STATUS_RETURNING",
+                     3: "API_VERSION_STATUS_RETURNING_UNIFIED", 4: "API_VERSION_TYPED_FFI"}
+
+
+def _custom_call_lacks(op):
+    api = ir.IntegerAttr(op.attributes["api_version"]).value if "api_version" in op.attributes else 1
+    if api not in (0, 1):
+        return (f"has api_version {api} ({_CUSTOM_CALL_APIS.get(api, 'unknown')}); xlair's CustomCall calls "
+                "its targets with the original convention void f(void* out, void** in) (api_version 1), "
+                "which passes no status, backend_config or typed FFI buffers")
+    for name in ("called_computations", "output_operand_aliases"):
+        if name in op.attributes and len(ir.ArrayAttr(op.attributes[name])):
+            return f"has {name}; XLA's CustomCall(target_name, args, shape) takes none"
+    for name, values in (("operand_layouts", op.operands), ("result_layouts", op.results)):
+        if name not in op.attributes:
+            continue
+        for i, (lay, v) in enumerate(zip(ir.ArrayAttr(op.attributes[name]), values)):
+            got = _ints(lay)
+            if got != tuple(range(len(got) - 1, -1, -1)):
+                return (f"has {name}[{i}] = {list(got)}; xlair passes custom-call buffers in the default "
+                        "row-major layout only (minor-to-major [rank-1, ..., 0])")
+    return None
+
+
+@converter("stablehlo.custom_call")
+def _c_custom_call(s, op):
+    # backend_config is not passed to an api_version 1 target (as in XLA); has_side_effect:
+    # xlair keeps every custom call and runs them in program order either way
+    shapes = [_result_shape(op, i) for i in range(len(op.results))]
+    r = s.emit("custom_call", target_name=_str(op, "call_target_name"), args=[s.get(v) for v in op.operands],
+               shape=_pack_shapes(shapes))
+    return s.unpack(r, len(shapes))
+
+
+# -- replicas and collectives ----------------------------------------------------------------
+def _groups(op, name: str = "replica_groups") -> tuple:
+    """replica_groups as tuples of ids (StableHLO pads uneven groups with -1)."""
+    if name not in op.attributes:
+        return ()
+    arr = np.array(ir.DenseIntElementsAttr(op.attributes[name]))
+    if arr.size == 0:
+        return ()
+    return tuple(tuple(int(x) for x in row if x != -1) for row in arr.reshape(arr.shape[0], -1))
+
+
+def _cross_replica_channel(s, op, partition_groups: bool) -> int | None:
+    """The channel_id of a collective, after checking that its process groups are replicas.
+
+    StableHLO reads a positive channel handle as: all_reduce, all_gather, reduce_scatter
+    group replicas with all their partitions (or flattened ids with use_global_device_ids),
+    which with xlair's one partition per replica are the replicas; all_to_all,
+    collective_permute and collective_broadcast (`partition_groups`) group partitions."""
+    handle = _channel_handle(op)
+    if handle is None or handle <= 0:
+        return handle
+    if partition_groups:
+        raise Unsupported(f"with channel_handle {handle} (> 0) works across partitions; xlair runs one "
+                          "partition per replica and has no cross-partition collectives")
+    if s.importer.num_partitions > 1:
+        raise Unsupported(f"with channel_handle {handle} groups replicas with their partitions; the module "
+                          f"has mhlo.num_partitions = {s.importer.num_partitions} and xlair runs one partition "
+                          "per replica")
+    return handle
+
+
+@converter("stablehlo.replica_id")
+def _c_replica_id(s, op):
+    return [s.emit("replica_id")]
+
+
+@converter("stablehlo.partition_id")
+def _c_partition_id(s, op):
+    if s.importer.num_partitions > 1:
+        raise Unsupported(f"the module has mhlo.num_partitions = {s.importer.num_partitions}; xlair runs one "
+                          "partition per replica (XLA has no PartitionId in its operation set)")
+    # one partition: every program runs as partition 0
+    return [s.emit("constant", value=np.array(0, np.uint32))]
+
+
+@converter("stablehlo.all_reduce")
+def _c_all_reduce(s, op):
+    comp = s.scalar_computation(op.regions[0], "stablehlo.all_reduce")
+    channel = _cross_replica_channel(s, op, False)
+    # a variadic all_reduce reduces each operand on its own: one xla.all_reduce per operand
+    return [s.emit("all_reduce", operand=s.get(v), computation=comp, replica_groups=_groups(op),
+                   channel_id=channel) for v in op.operands]
+
+
+@converter("stablehlo.all_gather")
+def _c_all_gather(s, op):
+    channel = _cross_replica_channel(s, op, False)
+    dim = ir.IntegerAttr(op.attributes["all_gather_dim"]).value
+    outs = []
+    for i, v in enumerate(op.operands):
+        x, want = s.get(v), _result_shape(op, i)
+        outs.append(s.emit("all_gather", operand=x, all_gather_dim=dim,
+                           shard_count=_shard_count(op, x.shape, want, dim), replica_groups=_groups(op),
+                           channel_id=channel))
+    return outs
+
+
+def _shard_count(op, small: Shape, big: Shape, dim: int) -> int:
+    """How many shards make `big` of `small` along `dim` (the replica group size)."""
+    groups = _groups(op)
+    if groups:
+        return len(groups[0])
+    if 0 <= dim < min(small.rank, big.rank) and small.dims[dim]:
+        return big.dims[dim] // small.dims[dim]
+    raise Unsupported("has empty replica_groups and an empty dimension: the group size (all replicas) is "
+                      "not known when the program is imported")
+
+
+@converter("stablehlo.all_to_all")
+def _c_all_to_all(s, op):
+    _cross_replica_channel(s, op, True)
+    a = {k: ir.IntegerAttr(op.attributes[k]).value for k in ("split_dimension", "concat_dimension", "split_count")}
+    return [s.emit("all_to_all", operand=s.get(v), replica_groups=_groups(op), **a) for v in op.operands]
+
+
+@converter("stablehlo.collective_permute")
+def _c_collective_permute(s, op):
+    _cross_replica_channel(s, op, True)
+    return [s.emit("collective_permute", operand=s.get(op.operands[0]),
+                   source_target_pairs=_groups(op, "source_target_pairs"))]
+
+
+@converter("stablehlo.reduce_scatter")
+def _c_reduce_scatter(s, op):
+    # XLA's operation set has no ReduceScatter: AllReduce over the group, then each replica's
+    # block along scatter_dimension (block i for the i-th member of its group), exactly
+    # StableHLO's definition.
+    comp = s.scalar_computation(op.regions[0], "stablehlo.reduce_scatter")
+    channel = _cross_replica_channel(s, op, False)
+    x, want = s.get(op.operands[0]), _result_shape(op)
+    dim = ir.IntegerAttr(op.attributes["scatter_dimension"]).value
+    groups = _groups(op)
+    total = s.emit("all_reduce", operand=x, computation=comp, replica_groups=groups, channel_id=channel)
+    me = s.emit("replica_id")
+    if groups:          # the replica's position in its group, from a table indexed by replica id
+        table = np.zeros(max(r for g in groups for r in g) + 1, np.int32)
+        for g in groups:
+            table[list(g)] = np.arange(len(g), dtype=np.int32)
+        me = _lookup(s, table, me)
+    else:
+        me = s.emit("convert_element_type", operand=me, new_element_type=S32)
+    block = want.dims[dim] if 0 <= dim < want.rank else 0
+    zero = s.emit("constant", value=np.array(0, np.int32))
+    start = s.emit("mul", lhs=me, rhs=s.emit("constant", value=np.array(block, np.int32)), broadcast_dimensions=())
+    starts = [start if d == dim else zero for d in range(x.shape.rank)]
+    return [s.emit("dynamic_slice", operand=total, start_indices=starts, size_indices=want.dims)]
+
+
+def _first_of_two(et) -> Computation:
+    """(a, b) -> a over scalars of `et`: a fold of it over a group is the group's first value."""
+    b = Builder("first")
+    first = b.parameter(0, Shape(et, ()))
+    b.parameter(1, Shape(et, ()))
+    return b.build(first)
+
+
+def _zeros(s, shape: Shape) -> Op:
+    et = shape.element_type
+    if et.is_complex:
+        zero = s.emit("constant", value=np.zeros((), et.component.dtype))
+        zero = s.emit("complex", lhs=zero, rhs=zero)
+    else:
+        zero = s.emit("constant", value=np.zeros((), shape.dtype))
+    return s.emit("broadcast_in_dim", operand=zero, out_dim_size=shape.dims, broadcast_dimensions=())
+
+
+def _lookup(s, table: np.ndarray, index: Op) -> Op:
+    """table[index] of a constant 1-D table, as a scalar."""
+    idx = s.emit("convert_element_type", operand=index, new_element_type=S32)
+    one = s.emit("dynamic_slice", operand=s.emit("constant", value=table), start_indices=[idx], size_indices=(1,))
+    return s.emit("reshape", operand=one, dimensions=None, new_sizes=())
+
+
+@converter("stablehlo.collective_broadcast")
+def _c_collective_broadcast(s, op):
+    # XLA's operation set has no CollectiveBroadcast.  Each member of a group gets the value
+    # of the group's first member (with has_dynamic_root: of the member root[i] for operand i),
+    # a replica in no group zeros.
+    _cross_replica_channel(s, op, True)
+    n = len(op.results)
+    data, groups = [s.get(v) for v in op.operands[:n]], _groups(op)
+    if "has_dynamic_root" in op.attributes:
+        return _broadcast_from_root(s, data, s.get(op.operands[n]), groups)
+    # an AllReduce whose computation keeps its left operand: xlair folds a group's values left
+    # to right in group order (docs/semantics.md), so every member gets the first value
+    member = None
+    covered = sorted(r for g in groups for r in g)
+    nrep = s.importer.num_replicas
+    if groups and nrep is not None and covered != list(range(nrep)):
+        missing = [r for r in range(nrep) if r not in covered]
+        member = np.zeros(max(nrep, covered[-1] + 1), np.bool_)
+        member[covered] = True
+        groups = tuple(groups) + tuple((r,) for r in missing)
+    outs = []
+    for x in data:
+        r = s.emit("all_reduce", operand=x, computation=_first_of_two(x.shape.element_type), replica_groups=groups,
+                   channel_id=None)
+        if member is not None:
+            pred = _lookup(s, member, s.emit("replica_id"))
+            r = s.emit("select", pred=pred, on_true=r, on_false=_zeros(s, x.shape))
+        outs.append(r)
+    return outs
+
+
+def _broadcast_from_root(s, data, root: Op, groups) -> list:
+    """collective_broadcast with has_dynamic_root: AllGather of the group's values along a new
+    leading dimension, then the slice of member root[i] for operand i."""
+    sizes = {len(g) for g in groups}
+    if len(sizes) != 1:
+        raise Unsupported("with has_dynamic_root needs replica_groups of one size (xla.all_gather gathers "
+                          f"equal groups); got {[list(g) for g in groups] or 'all replicas (size unknown)'}")
+    k = sizes.pop()
+    outs = []
+    for i, x in enumerate(data):
+        dims = x.shape.dims
+        one = s.emit("reshape", operand=x, dimensions=None, new_sizes=(1,) + dims)
+        every = s.emit("all_gather", operand=one, all_gather_dim=0, shard_count=k, replica_groups=groups,
+                       channel_id=None)
+        ri = s.emit("reshape", operand=s.emit("dynamic_slice", operand=root,
+                                              start_indices=[s.emit("constant", value=np.array(i, np.int32))],
+                                              size_indices=(1,)), dimensions=None, new_sizes=())
+        zero = s.emit("constant", value=np.zeros((), ri.shape.dtype))
+        got = s.emit("dynamic_slice", operand=every, start_indices=[ri] + [zero] * len(dims),
+                     size_indices=(1,) + dims)
+        outs.append(s.emit("reshape", operand=got, dimensions=None, new_sizes=dims))
+    return outs
+
+
 # ----------------------------------------------------------------------------------------
 # what is not (yet) supported, and why
 # ----------------------------------------------------------------------------------------
-#: StableHLO ops whose xla counterpart is not in xlair yet (CustomCall, collectives, side
-#: effects: another issue); importing one raises Unsupported naming the missing xla op.
-PENDING = {
-    "custom_call": "CustomCall", "all_reduce": "AllReduce", "all_gather": "AllGather",
-    "all_to_all": "AllToAll", "reduce_scatter": "ReduceScatter", "collective_permute": "CollectivePermute",
-    "collective_broadcast": "CollectiveBroadcast", "replica_id": "ReplicaId", "partition_id": "PartitionId",
-    "after_all": "AfterAll", "create_token": "AfterAll", "infeed": "Infeed", "outfeed": "Outfeed",
-    "send": "Send", "recv": "Recv",
-}
 #: StableHLO ops with no XLA counterpart at all.
 NO_COUNTERPART = {
     "uniform_quantize": "quantized types are not XLA element types",
@@ -1091,14 +1411,12 @@ def _bitcast_lacks(op):
 
 
 #: StableHLO ops valid for operands that XLA's counterpart does not take (-> Unsupported).
-XLA_LACKS = {"stablehlo.cbrt": _cbrt_lacks, "stablehlo.bitcast_convert": _bitcast_lacks}
+XLA_LACKS = {"stablehlo.cbrt": _cbrt_lacks, "stablehlo.bitcast_convert": _bitcast_lacks,
+             "stablehlo.custom_call": _custom_call_lacks}
 
 
 def _unsupported_reason(name: str) -> str:
     short = name.split(".", 1)[1] if name.startswith("stablehlo.") else None
-    if short in PENDING:
-        return (f"'{name}' maps to XLA's {PENDING[short]}, which xlair does not have yet "
-                "(CustomCall, collectives and side-effecting ops are a separate issue)")
     if short in NO_COUNTERPART:
         return f"'{name}' has no XLA counterpart: {NO_COUNTERPART[short]}"
     if name.startswith("interpreter."):
@@ -1108,4 +1426,4 @@ def _unsupported_reason(name: str) -> str:
 
 #: the StableHLO (and func) ops the importer maps, for the docs and the tests.
 SUPPORTED = tuple(sorted(CONVERTERS))
-UNSUPPORTED = tuple(sorted(["stablehlo." + n for n in PENDING] + ["stablehlo." + n for n in NO_COUNTERPART]))
+UNSUPPORTED = tuple(sorted("stablehlo." + n for n in NO_COUNTERPART))

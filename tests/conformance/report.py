@@ -61,12 +61,12 @@ def _coverage(w) -> None:
     w(f"`xlair.from_stablehlo` maps {len(ops)} ops (chlo ops are first decomposed by StableHLO's "
       "`chlo-legalize-to-stablehlo`): " + ", ".join(f"`{n}`" for n in ops) + ".")
     w("")
-    w("Unsupported, by name: " + "; ".join(
-        f"`stablehlo.{n}` (XLA's {x}: not in xlair yet)" for n, x in sorted(stablehlo.PENDING.items())) + "; " +
-      "; ".join(f"`stablehlo.{n}` ({why})" for n, why in sorted(stablehlo.NO_COUNTERPART.items())) +
+    w("Unsupported, by name: " + "; ".join(f"`stablehlo.{n}` ({why})" for n, why in sorted(stablehlo.NO_COUNTERPART.items())) +
       ". Also unsupported: element types outside XLA's set (i2, i4, ui2, ui4, f4/f6/f8 types, quantized "
       "types), dynamic shapes, cbrt of complex values, bitcasts XLA does not take (1-bit i1 repacking, "
-      "complex to another width).")
+      "complex to another width), custom calls other than api_version 1 in the default "
+      "layout, cross-partition collectives (xlair runs one partition per replica), Send/Recv of "
+      "several values.")
     w("")
 
 

@@ -367,23 +367,18 @@ def test_dynamic_ops_with_constant_shapes_become_static_ops():
 # ----------------------------------------------------------------------------------------
 # errors
 # ----------------------------------------------------------------------------------------
-def test_custom_call_is_unsupported_by_name():
+def test_ops_without_counterpart_are_unsupported_by_name():
     text = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
-      %0 = stablehlo.custom_call @foo(%a) : (tensor<2xf32>) -> tensor<2xf32>
+      %0 = "stablehlo.collective_reduce"(%a) ({
+        ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+          %z = stablehlo.add %x, %y : tensor<f32>
+          stablehlo.return %z : tensor<f32>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
       return %0 : tensor<2xf32> }"""
-    with pytest.raises(Unsupported, match=r"'stablehlo.custom_call'.*CustomCall") as e:
+    with pytest.raises(Unsupported, match=r"'stablehlo.collective_reduce'") as e:
         from_stablehlo(text)
-    assert e.value.op == "stablehlo.custom_call"
+    assert e.value.op == "stablehlo.collective_reduce"
     assert "at stablehlo:2" in str(e.value)
-
-
-@pytest.mark.parametrize("op", ["stablehlo.replica_id", "stablehlo.partition_id"])
-def test_collectives_are_unsupported_until_they_exist(op):
-    text = f"""func.func @main() -> tensor<ui32> {{
-      %0 = "{op}"() : () -> tensor<ui32>
-      return %0 : tensor<ui32> }}"""
-    with pytest.raises(Unsupported, match=op):
-        from_stablehlo(text)
 
 
 def test_shape_rule_errors_name_the_stablehlo_op_and_the_xla_rule():
@@ -513,3 +508,172 @@ def test_jit_static_arguments_and_errors():
         xla.jit(lambda x: None)(np.ones(2, np.float32))
     with pytest.raises(Unsupported, match="custom_call"):
         xla.from_jax(jnp.linalg.svd, np.eye(3, dtype=np.float32))    # LAPACK through a custom_call
+
+
+# ----------------------------------------------------------------------------------------
+# tokens, side effects, replicas and collectives
+# ----------------------------------------------------------------------------------------
+ADD_REGION = """({
+      ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+        %z = stablehlo.add %x, %y : tensor<f32>
+        stablehlo.return %z : tensor<f32>
+    })"""
+
+
+def test_all_reduce_runs_as_replicas():
+    text = f"""func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<ui32>, tensor<ui32>) {{
+      %0 = "stablehlo.all_reduce"(%a) {ADD_REGION} {{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+          channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, use_global_device_ids}}
+          : (tensor<4xf32>) -> tensor<4xf32>
+      %1 = stablehlo.replica_id : tensor<ui32>
+      %2 = stablehlo.partition_id : tensor<ui32>
+      return %0, %1, %2 : tensor<4xf32>, tensor<ui32>, tensor<ui32> }}"""
+    t = body(text)
+    assert '"xla.all_reduce"' in t and "channel_id = 1" in t and '"xla.replica_id"' in t
+    exe = xla.compile(from_stablehlo(text), replicas=2)
+    a0, a1 = np.array([1, 2, 3, 4], np.float32), np.array([10, 20, 30, 40], np.float32)
+    outs = exe.run_replicated([[a0], [a1]])
+    for r, (total, rid, pid) in enumerate(outs):
+        np.testing.assert_array_equal(total, [11, 22, 33, 44])
+        assert rid == r and rid.dtype == np.uint32
+        assert pid == 0 and pid.dtype == np.uint32          # one partition per replica
+
+
+def test_gather_scatter_broadcast_and_permute_across_replicas():
+    text = f"""func.func @main(%a: tensor<4xi32>, %b: tensor<2xf32>) -> (tensor<8xi32>, tensor<4xi32>, tensor<2xf32>,
+                                                              tensor<4xi32>, tensor<2xf32>) {{
+      %0 = "stablehlo.all_gather"(%a) {{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}}
+          : (tensor<4xi32>) -> tensor<8xi32>
+      %1 = "stablehlo.all_to_all"(%a) {{split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 2 : i64,
+          replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : (tensor<4xi32>) -> tensor<4xi32>
+      %2 = "stablehlo.reduce_scatter"(%b) {ADD_REGION} {{scatter_dimension = 0 : i64,
+          replica_groups = dense<[[1, 0]]> : tensor<1x2xi64>}} : (tensor<2xf32>) -> tensor<1xf32>
+      %3 = "stablehlo.collective_permute"(%a) {{source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}}
+          : (tensor<4xi32>) -> tensor<4xi32>
+      %4 = "stablehlo.collective_broadcast"(%b) {{replica_groups = dense<[[1, 0]]> : tensor<1x2xi64>}}
+          : (tensor<2xf32>) -> tensor<2xf32>
+      return %0, %1, %2, %3, %4 : tensor<8xi32>, tensor<4xi32>, tensor<1xf32>, tensor<4xi32>, tensor<2xf32> }}"""
+    text = text.replace("-> (tensor<8xi32>, tensor<4xi32>, tensor<2xf32>,", "-> (tensor<8xi32>, tensor<4xi32>, tensor<1xf32>,")
+    t = body(text)
+    for op in ("all_gather", "all_to_all", "all_reduce", "dynamic_slice", "collective_permute"):
+        assert f'"xla.{op}"' in t, op
+    a = [np.array([1, 2, 3, 4], np.int32), np.array([5, 6, 7, 8], np.int32)]
+    b = [np.array([1, 2], np.float32), np.array([10, 20], np.float32)]
+    outs = xla.compile(from_stablehlo(text), replicas=2).run_replicated([[a[0], b[0]], [a[1], b[1]]])
+    sums = b[0] + b[1]
+    for r, (gathered, swapped, scattered, permuted, bcast) in enumerate(outs):
+        np.testing.assert_array_equal(gathered, np.concatenate(a))
+        np.testing.assert_array_equal(swapped, np.concatenate([a[0][2 * r:2 * r + 2], a[1][2 * r:2 * r + 2]]))
+        # group [1, 0]: replica 1 is member 0 (block 0), replica 0 member 1 (block 1)
+        np.testing.assert_array_equal(scattered, sums[[1 - r]])
+        np.testing.assert_array_equal(permuted, a[0] if r == 1 else np.zeros(4, np.int32))
+        np.testing.assert_array_equal(bcast, b[1])          # the group's first member is replica 1
+
+
+def test_collective_broadcast_leaves_replicas_out_of_groups_with_zeros_and_takes_dynamic_roots():
+    text = """module attributes {mhlo.num_replicas = 3 : i32} {
+    func.func @main(%a: tensor<2xi64>, %root: tensor<1xi32>) -> (tensor<2xi64>, tensor<2xi64>) {
+      %0 = "stablehlo.collective_broadcast"(%a) {replica_groups = dense<[[2, 1]]> : tensor<1x2xi64>}
+          : (tensor<2xi64>) -> tensor<2xi64>
+      %1 = "stablehlo.collective_broadcast"(%a, %root) {replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>,
+          has_dynamic_root} : (tensor<2xi64>, tensor<1xi32>) -> tensor<2xi64>
+      return %0, %1 : tensor<2xi64>, tensor<2xi64> } }"""
+    a = [np.array([r, 10 * r], np.int64) for r in range(3)]
+    root = np.array([1], np.int32)
+    outs = xla.compile(from_stablehlo(text), replicas=3).run_replicated([[x, root] for x in a])
+    for r, (bcast, rooted) in enumerate(outs):
+        np.testing.assert_array_equal(bcast, a[2] if r in (1, 2) else [0, 0])
+        np.testing.assert_array_equal(rooted, a[1])
+
+
+def test_cross_partition_collectives_and_partitions_are_unsupported():
+    text = """func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
+      %0 = "stablehlo.all_to_all"(%a) {split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 2 : i64,
+          replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>}
+          : (tensor<4xi32>) -> tensor<4xi32>
+      return %0 : tensor<4xi32> }"""
+    with pytest.raises(Unsupported, match="across partitions"):
+        from_stablehlo(text)
+    text = """module attributes {mhlo.num_partitions = 2 : i32} {
+      func.func @main() -> tensor<ui32> {
+      %0 = stablehlo.partition_id : tensor<ui32>
+      return %0 : tensor<ui32> } }"""
+    with pytest.raises(Unsupported, match="num_partitions = 2"):
+        from_stablehlo(text)
+
+
+def test_tokens_infeed_outfeed_after_all():
+    text = """func.func @main(%t: !stablehlo.token, %a: tensor<2xf32>) -> (tensor<2xf32>, tensor<3xi32>, !stablehlo.token) {
+      %t1 = stablehlo.create_token : !stablehlo.token
+      %j = stablehlo.after_all %t, %t1 : !stablehlo.token
+      %d:3 = "stablehlo.infeed"(%j) {infeed_config = ""} : (!stablehlo.token) -> (tensor<2xf32>, tensor<3xi32>, !stablehlo.token)
+      %s = stablehlo.add %d#0, %a : tensor<2xf32>
+      %o = "stablehlo.outfeed"(%s, %d#1, %d#2) {outfeed_config = "cfg"} : (tensor<2xf32>, tensor<3xi32>, !stablehlo.token) -> !stablehlo.token
+      return %s, %d#1, %o : tensor<2xf32>, tensor<3xi32>, !stablehlo.token }"""
+    comp = from_stablehlo(text)
+    assert [str(s) for s in comp.parameter_shapes] == ["token[]", "f32[2]"]
+    t = str(comp)
+    assert t.count('"xla.after_all"') == 2 and '"xla.infeed"' in t and 'outfeed_config = "cfg"' in t
+    exe = xla.compile(comp)
+    item = (np.array([1, 2], np.float32), np.array([7, 8, 9], np.int32))
+    exe.infeed.put(item)
+    s, ints, tok = exe(np.array(False), np.array([10, 20], np.float32))
+    np.testing.assert_array_equal(s, [11, 22])
+    np.testing.assert_array_equal(ints, [7, 8, 9])
+    out = exe.outfeed.get(timeout=5)
+    np.testing.assert_array_equal(out[0], [11, 22])
+    np.testing.assert_array_equal(out[1], [7, 8, 9])
+
+
+def test_send_and_recv_meet_on_their_channel():
+    text = """func.func @main(%a: tensor<2xi32>) -> tensor<2xi32> {
+      %t = stablehlo.after_all : !stablehlo.token
+      %s = "stablehlo.send"(%a, %t) {channel_handle = #stablehlo.channel_handle<handle = 41, type = 1>}
+          : (tensor<2xi32>, !stablehlo.token) -> !stablehlo.token
+      %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 41, type = 1>}
+          : (!stablehlo.token) -> (tensor<2xi32>, !stablehlo.token)
+      %m = stablehlo.multiply %r#0, %r#0 : tensor<2xi32>
+      return %m : tensor<2xi32> }"""
+    t = body(text)
+    assert '"xla.send"' in t and '"xla.recv"' in t and "channel_handle = 41" in t
+    np.testing.assert_array_equal(xla.compile(from_stablehlo(text))(np.array([3, -4], np.int32)), [9, 16])
+    two = text.replace('"stablehlo.send"(%a, %t)', '"stablehlo.send"(%a, %a, %t)').replace(
+        "(tensor<2xi32>, !stablehlo.token) -> !stablehlo.token", "(tensor<2xi32>, tensor<2xi32>, !stablehlo.token) -> !stablehlo.token")
+    with pytest.raises(Unsupported, match="sends 2 values"):
+        from_stablehlo(two)
+
+
+def test_custom_call_to_a_registered_python_target():
+    xla.register_custom_call("xlair_test_shlo_affine", lambda x, y: (2 * x + y, np.sum(x).astype(np.float32)))
+    try:
+        text = """func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<3xf32>, tensor<f32>) {
+          %0:2 = stablehlo.custom_call @xlair_test_shlo_affine(%a, %b) {backend_config = "ignored", has_side_effect = false,
+              api_version = 1 : i32, operand_layouts = [dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>],
+              result_layouts = [dense<0> : tensor<1xindex>, dense<> : tensor<0xindex>]}
+              : (tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<f32>)
+          return %0#0, %0#1 : tensor<3xf32>, tensor<f32> }"""
+        t = body(text)
+        assert '"xla.custom_call"' in t and 'target_name = "xlair_test_shlo_affine"' in t
+        a, b = np.array([1, 2, 3], np.float32), np.array([10, 20, 30], np.float32)
+        y, total = xla.compile(from_stablehlo(text))(a, b)
+        np.testing.assert_array_equal(y, [12, 24, 36])
+        assert total == 6
+    finally:
+        xla.unregister_custom_call("xlair_test_shlo_affine")
+
+
+@pytest.mark.parametrize("attrs,why", [
+    ("api_version = 4 : i32", "api_version 4 \\(API_VERSION_TYPED_FFI\\)"),
+    ("api_version = 2 : i32", "api_version 2"),
+    ("operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]",
+     "operand_layouts\\[0\\] = \\[0, 1\\]"),
+    ("output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, "
+     "operand_tuple_indices = []>]", "output_operand_aliases"),
+])
+def test_custom_calls_xlair_cannot_call_are_unsupported(attrs, why):
+    text = f"""func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {{
+      %0 = stablehlo.custom_call @foo(%a) {{{attrs}}} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      return %0 : tensor<2x2xf32> }}"""
+    with pytest.raises(Unsupported, match=why) as e:
+        from_stablehlo(text)
+    assert e.value.op == "stablehlo.custom_call"

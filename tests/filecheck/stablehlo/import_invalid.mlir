@@ -1,9 +1,20 @@
 // RUN: xlair-opt --import-stablehlo --split-input-file --verify-diagnostics %s
 
 func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'stablehlo.custom_call' maps to XLA's CustomCall, which xlair does not have yet}}
-  %0 = stablehlo.custom_call @foo(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  // expected-error @+1 {{'stablehlo.custom_call' has api_version 4 (API_VERSION_TYPED_FFI); xlair's CustomCall calls its targets with the original convention}}
+  %0 = stablehlo.custom_call @foo(%a) {api_version = 4 : i32} : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'stablehlo.collective_permute': with channel_handle 1 (> 0) works across partitions}}
+  %0 = "stablehlo.collective_permute"(%a) {
+    source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>,
+    channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>
+  } : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
 }
 
 // -----
