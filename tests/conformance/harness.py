@@ -16,12 +16,21 @@ the expected values are computed apart, by xlair's numpy reference interpreter o
 expected constants / `@expected()`.  testdata's `@inputs()` become parameters, so the
 compiled program computes at run time instead of folding constants.
 
+`interpreter.run_parallel` (the interpret suite's multi-process tests) runs its processes as
+xlair replicas when every process runs the same program with one partition
+(`Executable.run_replicated`, the replica count also given to the importer as
+`mhlo.num_replicas`), or as executables called at the same time from threads when each
+process has its own program without collectives (Send/Recv meet in the host); the
+arguments are computed by the reference interpreter, `infeed=` items go to every replica's
+infeed queue.  Several partitions per replica are unsupported (xlair runs one).
+
 The comparisons are the StableHLO interpreter's own: expect_eq exact (NaN equal to NaN),
 expect_almost_eq(_const) within an absolute tolerance (default 1e-4; 1e-3 for testdata's
 custom_call), same sign, NaN equal to NaN; expect_close at most 3 ULP apart.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import pathlib
@@ -75,11 +84,13 @@ class Case:
     nresults: int = 1          # results of the computation (a tuple when more than one)
     op: str = ""               # the op named by an Unsupported / XlaError, if any
     seconds: float = 0.0
+    parallel: "Parallel | None" = None     # a case of interpreter.run_parallel (run on its own)
 
     def done(self, status: str, reason: str = "", stage: str = "") -> "Case":
         self.status, self.reason, self.stage = status, reason, stage
         self.comp = None
         self.args = []
+        self.parallel = None
         return self
 
     def record(self) -> dict:
@@ -189,7 +200,7 @@ def _parse_check(stmt: str) -> _CheckStmt:
             attrs[k.strip()] = v.split(":")[0].strip()
         rest = rest[:dict_m.start()]
     parts = _split_top(rest, ":")
-    pre, post = parts[0], ":".join(parts[1:])
+    pre, post = parts[0], re.sub(r"//[^\n]*", "", ":".join(parts[1:]))      # a trailing comment
     operands, literal = [], None
     for item in _split_top(pre, ","):
         if item.startswith("%"):
@@ -242,12 +253,15 @@ def _funcs(module: ir.Module) -> list:
     return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
 
 
-def _contains(op: ir.Operation, prefix: str) -> str | None:
+def _contains(op: ir.Operation, prefix: str | tuple) -> str | None:
+    """The name of the first op nested in `op` whose name starts with `prefix` (or is one of
+    the names in a tuple)."""
     found = []
+    match = (lambda n: n in prefix) if isinstance(prefix, tuple) else (lambda n: n.startswith(prefix))
 
     def visit(o):
         o = o.operation if hasattr(o, "operation") else o
-        if o.name.startswith(prefix):
+        if match(o.name):
             found.append(o.name)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
@@ -281,13 +295,10 @@ def _chunk_cases(file: str, chunk: str, first_line: int) -> list[Case]:
     interp = re.search(r'"?(interpreter\.\w+)', chunk)
     if interp:
         case = Case("interpret", file, label)
-        if interp.group(1) == _RUN_PARALLEL:
-            case.op = _RUN_PARALLEL
-            return [case.done("unsupported", "runs several replicas or partitions (interpreter.run_parallel): "
-                                             "xlair has no collectives yet", "import")]
-        case.op = interp.group(1)
-        return [case.done("unsupported", f"'{interp.group(1)}' belongs to StableHLO's reference interpreter "
-                                         "(probe/print), not to StableHLO programs", "import")]
+        if interp.group(1) != _RUN_PARALLEL:
+            case.op = interp.group(1)
+            return [case.done("unsupported", f"'{interp.group(1)}' belongs to StableHLO's reference interpreter "
+                                             "(probe/print), not to StableHLO programs", "import")]
     if "check.expect_serialized_eq" in chunk:
         return [Case("interpret", file, label).done("unsupported", "check.expect_serialized_eq compares "
                                                     "against files written by interpreter.probe", "import")]
@@ -337,6 +348,13 @@ def _chunk_cases(file: str, chunk: str, first_line: int) -> list[Case]:
                 continue
             for op in top:
                 op.erase()
+            if _contains(f, _RUN_PARALLEL):
+                case.checks = checks
+                try:
+                    _parallel_case(case, module, f, values, literals)
+                except Exception as e:      # noqa: BLE001  (recorded per case)
+                    _error_case(case, e, "import")
+                continue
             _set_results(f, values)
             case.checks = checks
             case.nresults = len(values)
@@ -350,6 +368,96 @@ def _chunk_cases(file: str, chunk: str, first_line: int) -> list[Case]:
             except Exception as e:          # noqa: BLE001  (recorded per case)
                 _error_case(case, e, "import")
         return cases
+
+
+@dataclasses.dataclass
+class Parallel:
+    """What an `interpreter.run_parallel` runs: one program per process (one partition per
+    replica), their arguments and infeed items, and which process result each checked value
+    is."""
+    comps: list                # Computation of each process, in replica order
+    args: list                 # argument values of each process
+    nresults: list             # results of each process's function
+    picks: list                # (process, result) of each checked value
+    infeed: list = dataclasses.field(default_factory=list)
+
+    @property
+    def replicated(self) -> bool:
+        return all(c is self.comps[0] for c in self.comps)
+
+
+_COLLECTIVE_OPS = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all",
+                   "stablehlo.reduce_scatter", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
+                   "stablehlo.replica_id", "stablehlo.partition_id")
+
+
+def _symbols(attr) -> list:
+    """[[@f, @g], [@h]] -> [["f", "g"], ["h"]] (an array of arrays of symbols, or a flat array)."""
+    text = str(attr)
+    rows = re.findall(r"\[([^\[\]]*)\]", text)
+    return [re.findall(r"@([\w$.-]+)", r) for r in rows] if rows else [re.findall(r"@([\w$.-]+)", text)]
+
+
+def _parallel_case(case: Case, module: ir.Module, f: ir.Operation, values: list, literals: list) -> None:
+    """A test function checking the results of `interpreter.run_parallel`: its processes
+    become xlair replicas (one program on every replica: `Executable.run_replicated`), or,
+    when each process runs its own program without collectives, executables called at the
+    same time from threads (their Send/Recv channels meet in the host)."""
+    case.op = _RUN_PARALLEL
+    block = f.regions[0].blocks[0]
+    rps = [op.operation for op in block.operations if op.operation.name == _RUN_PARALLEL]
+    if len(rps) != 1:
+        raise Unsupported(f"the test function runs interpreter.run_parallel {len(rps)} times; the runner reads one")
+    rp = rps[0]
+    programs = _symbols(rp.attributes["programs"])
+    if any(len(row) != 1 for row in programs):
+        raise Unsupported(f"runs {max(len(r) for r in programs)} partitions per replica (interpreter.run_parallel "
+                          f"programs {programs}); xlair runs one partition per replica")
+    names = [row[0] for row in programs]
+    funcs = {_func_name(g): g for g in _funcs(module)}
+    if len(set(names)) > 1:
+        for n in sorted(set(names)):
+            op = _contains(funcs[n], _COLLECTIVE_OPS)
+            if op:
+                raise Unsupported(f"runs different programs on its replicas ({', '.join('@' + x for x in names)}) and "
+                                  f"@{n} uses '{op}'; xlair's replicas run one program")
+    picks = []
+    for v in values:
+        owner = v.owner
+        if not (isinstance(owner, (ir.OpView, ir.Operation)) and owner.operation == rp):
+            raise Unsupported("checks a value computed outside interpreter.run_parallel")
+        picks.append(v.result_number)
+    nres, arity = {}, {}
+    for n in set(names):
+        ft = ir.FunctionType(ir.TypeAttr(funcs[n].attributes["function_type"]).value)
+        nres[n], arity[n] = len(ft.results), len(ft.inputs)
+    where = [(p, j) for p, n in enumerate(names) for j in range(nres[n])]
+    operands = list(rp.operands)
+    if len(operands) != sum(arity[n] for n in names):
+        raise XlaError(f"interpreter.run_parallel has {len(operands)} operands; its programs take "
+                       f"{sum(arity[n] for n in names)}")
+    infeed = _symbols(rp.attributes["infeed"])[0] if "infeed" in rp.attributes else []
+    rp.erase()
+    # the replica count, for collectives whose groups leave replicas out (as JAX records it)
+    module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
+                                                                         len(names))
+    inputs = []
+    if operands:                # the test function, up to run_parallel, computes the processes' arguments
+        _set_results(f, operands)
+        inputs = xlair.interpret(import_module(module, _func_name(f)))
+        inputs = list(inputs) if len(operands) > 1 else [inputs]
+    comps = {n: import_module(module, n) for n in set(names)}
+    args, k = [], 0
+    for n in names:
+        args.append(inputs[k:k + arity[n]])
+        k += arity[n]
+    items = [xlair.interpret(import_module(module, q)) for q in infeed]
+    case.parallel = Parallel([comps[n] for n in names], args, [nres[n] for n in names],
+                             [where[i] for i in picks], items)
+    vals = _literals([(lit, t) for _, lit, t in literals])
+    for (ci, _, _), v in zip(literals, vals):
+        case.checks[ci].expected = v
+    case.nresults = len(values)
 
 
 def _count_checks(f: ir.Operation) -> int:
@@ -636,6 +744,12 @@ def run_cases(cases: list[Case], target: str = "cpu") -> None:
     """Compile and run cases together; a batch that fails to compile or run is split in
     halves until every failure belongs to one case."""
     ready = [c for c in cases if c.status == "pending"]
+    parallel = [c for c in ready if c.parallel is not None]
+    ready = [c for c in ready if c.parallel is None]
+    for c in parallel:                  # each on its own: its own replica count
+        t0 = time.perf_counter()
+        _run_parallel(c, target)
+        c.seconds += time.perf_counter() - t0
     if not ready:
         return
     t0 = time.perf_counter()
@@ -678,5 +792,39 @@ def _run_one(c: Case, target: str) -> None:
         return
     try:
         check_results(c, out)
+    except Exception as e:              # noqa: BLE001
+        _error_case(c, e, "compare")
+
+
+def _run_parallel(c: Case, target: str) -> None:
+    """Run the processes of an interpreter.run_parallel case and check the values it picks."""
+    par = c.parallel
+    n = len(par.comps)
+    try:
+        if par.replicated:
+            exes = [xlair.compile(par.comps[0], target=target, replicas=n)]
+        else:
+            exes = [xlair.compile(comp, target=target) for comp in par.comps]
+    except Exception as e:              # noqa: BLE001
+        _error_case(c, e, "compile")
+        return
+    try:
+        for r in range(n):
+            queue = exes[0].infeed_queue(r) if par.replicated else exes[r].infeed
+            for item in par.infeed:
+                queue.put(item)
+        if par.replicated:
+            outs = exes[0].run_replicated(par.args)
+        else:                           # each its own program, at the same time (Send/Recv meet)
+            with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
+                futs = [pool.submit(exe, *a) for exe, a in zip(exes, par.args)]
+                outs = [fut.result() for fut in futs]
+    except Exception as e:              # noqa: BLE001
+        _error_case(c, e, "run")
+        return
+    flat = [list(o) if k > 1 else [o] for o, k in zip(outs, par.nresults)]
+    picked = tuple(flat[p][j] for p, j in par.picks)
+    try:
+        check_results(c, picked if c.nresults > 1 else picked[0])
     except Exception as e:              # noqa: BLE001
         _error_case(c, e, "compare")

@@ -59,3 +59,15 @@ def test_unsupported_and_failing_cases_are_told_apart():
     case.checks[0].expected = ~case.checks[0].expected
     harness.run_cases([case])
     assert case.status == "fail" and case.reason.startswith("wrong values") and "expected" in case.reason
+
+
+def test_run_parallel_cases_run_as_replicas():
+    # one program on every process: replicas; a program per process: executables in threads
+    cases = [c for f in ("all_reduce.mlir", "reduce_scatter.mlir", "send_recv.mlir", "partition_id.mlir")
+             for c in harness.interpret_cases(f)]
+    harness.run_cases(cases)
+    bad = [f"{c.name} ({c.stage}): {c.reason}" for c in cases if c.status == "fail"]
+    assert not bad, "\n".join(bad)
+    assert sum(c.status == "pass" for c in cases) >= 10
+    (part,) = [c for c in cases if c.file == "partition_id.mlir"]
+    assert part.status == "unsupported" and "partitions per replica" in part.reason
