@@ -290,9 +290,22 @@ def _widened_complex(cop):
 SCALAR["xla.pow"] = _by_kind(_float_pow, _int_pow, _int_pow, _widened_complex(complex_d.pow))
 SCALAR["xla.atan2"] = _by_kind(_widened(math.atan2), complex_fn=_widened_complex(_complex_atan2))
 
+def _nan_through(fop):
+    """fop with a NaN operand passed through.  IREE expands F16/F32 math.exp and math.expm1
+    into code whose constant folding turns NaN into 0 or inf (exp of a constant NaN was inf,
+    tanh and logistic of one 0 or 1: found by the StableHLO conformance suite); at run time
+    the same code gave NaN.  The select keeps folding and run time alike."""
+    def emit(x):
+        return arith.select(arith.cmpf(CF.UNO, x, x), x, fop(x))
+    return emit
+
+
+_exp = _nan_through(math.exp)
+
+
 for _name, _f, _cx, _wide in (("cos", math.cos, complex_d.cos, True), ("sin", math.sin, complex_d.sin, True),
-                              ("tan", math.tan, complex_d.tan, True), ("exp", math.exp, complex_d.exp, False),
-                              ("expm1", math.expm1, complex_d.expm1, False), ("log", math.log, complex_d.log, False),
+                              ("tan", math.tan, complex_d.tan, True), ("exp", _exp, complex_d.exp, False),
+                              ("expm1", _nan_through(math.expm1), complex_d.expm1, False), ("log", math.log, complex_d.log, False),
                               ("log1p", math.log1p, complex_d.log1p, False),
                               ("tanh", math.tanh, complex_d.tanh, True),
                               ("sqrt", math.sqrt, complex_d.sqrt, False), ("rsqrt", math.rsqrt, complex_d.rsqrt, False)):
@@ -319,7 +332,7 @@ def _tanh_f32(x):
     for k in reversed(_TANH_P[:-1]):
         p = arith.addf(arith.mulf(p, z), c(k))
     small = arith.addf(a, arith.mulf(arith.mulf(a, z), p))
-    big = arith.subf(c(1.0), arith.divf(c(2.0), arith.addf(math.exp(arith.mulf(a, c(2.0))), c(1.0))))
+    big = arith.subf(c(1.0), arith.divf(c(2.0), arith.addf(_exp(arith.mulf(a, c(2.0))), c(1.0))))
     t = arith.select(arith.cmpf(CF.OLT, a, c(0.625)), small, big)
     t = arith.select(arith.cmpf(CF.OGT, a, c(9.5)), c(1.0), t)        # NaN falls through both
     return math.copysign(t, x)
@@ -385,7 +398,7 @@ def _logistic(args, in_types, out):
     one = _c(et, 1)
     if et.is_complex:
         return complex_d.div(one, complex_d.add(one, complex_d.exp(complex_d.neg(x))))
-    return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))
+    return arith.divf(one, arith.addf(one, _exp(arith.negf(x))))
 
 
 SCALAR["xla.logistic"] = _logistic

@@ -225,3 +225,23 @@ def test_padded_reduce_window_over_c128(target, covers):
     ops.reduce_window(p, ops.constant(b, np.complex128(0)), add.build(), [5], [1], [(4, 0)])
     got = xla.compile(b.build(), target=target)(x)
     np.testing.assert_array_equal(got, np.cumsum(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_exp_family_of_constant_nan(target, covers, dtype):
+    """exp, expm1, logistic and tanh of a constant NaN are NaN: IREE's F16/F32 exp folded a
+    constant NaN to inf or 0 (tanh(NaN) was 0, logistic(NaN) 0 or 1), while the same code gave
+    NaN on a parameter.  Both are checked against numpy's definitions."""
+    covers.add(target, "xla.exp", "xla.expm1", "xla.logistic", "xla.tanh")
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.5, -2.0], dtype)
+    b = xla.Builder("exp_family")
+    p = b.parameter(0, xla.Shape(np.dtype(dtype), x.shape))
+    c = ops.constant(b, x)
+    fns = [ops.exp, ops.expm1, ops.logistic, ops.tanh]
+    ops.tuple(b, [f(v) for f in fns for v in (c, p)])
+    got = xla.compile(b.build(), target=target)(x)
+    with np.errstate(over="ignore"):
+        wants = [np.exp(x), np.expm1(x), 1 / (1 + np.exp(-x)), np.tanh(x)]
+    for k, want in enumerate(wants):
+        for g in got[2 * k:2 * k + 2]:
+            np.testing.assert_allclose(g.astype(np.float64), want.astype(np.float64), rtol=2e-3)
