@@ -292,13 +292,13 @@ def _chunk_cases(file: str, chunk: str, first_line: int) -> list[Case]:
         return []          # an empty module: not a case
     names = re.findall(r"func\.func\s+(?:public\s+|private\s+)?@([\w$.-]+)", chunk)
     label = f"{file}:{names[0]}" if names else file
-    interp = re.search(r'"?(interpreter\.\w+)', chunk)
+    # any interpreter op but run_parallel (print and probe, also inside run_parallel's programs)
+    interp = [op for op in re.findall(r'"?(interpreter\.\w+)', chunk) if op != _RUN_PARALLEL]
     if interp:
         case = Case("interpret", file, label)
-        if interp.group(1) != _RUN_PARALLEL:
-            case.op = interp.group(1)
-            return [case.done("unsupported", f"'{interp.group(1)}' belongs to StableHLO's reference interpreter "
-                                             "(probe/print), not to StableHLO programs", "import")]
+        case.op = interp[0]
+        return [case.done("unsupported", f"'{interp[0]}' belongs to StableHLO's reference interpreter "
+                                         "(probe/print), not to StableHLO programs", "import")]
     if "check.expect_serialized_eq" in chunk:
         return [Case("interpret", file, label).done("unsupported", "check.expect_serialized_eq compares "
                                                     "against files written by interpreter.probe", "import")]
