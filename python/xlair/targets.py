@@ -61,7 +61,8 @@ VULKAN_GENERIC = (
 
 TARGETS = {
     "cpu": Target("cpu", "llvm-cpu", "local-task",
-                  _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
+                  _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all",
+                             "--iree-llvmcpu-mlir-opt-level=O3"),
                   "--iree-llvmcpu-target-cpu", "host", ("host", "x86-64-v3", "znver3", "generic")),
     "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON, "--iree-vulkan-target", "generic",
                      ("generic", "pascal", "ampere", "rdna3", "valhall", "vp_android_baseline_2022"),
