@@ -74,27 +74,32 @@ class CustomCallTarget:
             raise XlaError(str(e).replace(" result must be", " must return")) from None
 
     def _call_c(self, args: list, result: Shape):
-        keep = []
-
-        def pointer(value, shape: Shape):
-            if shape.is_tuple:
-                table = (ctypes.c_void_p * max(len(shape.tuple_shapes), 1))(
-                    *[pointer(v, s) for v, s in zip(value, shape.tuple_shapes)])
-                keep.append(table)
-                return ctypes.cast(table, ctypes.c_void_p).value
-            a = np.ascontiguousarray(value)
-            keep.append(a)
-            return a.ctypes.data if a.size else None
-
-        def alloc(shape: Shape):
-            if shape.is_tuple:
-                return tuple(alloc(s) for s in shape.tuple_shapes)
-            return np.zeros(shape.dims, shape.dtype)
-        ins = (ctypes.c_void_p * max(len(args), 1))(
-            *[pointer(a, _shape_of(a)) for a in args])
-        out = alloc(result)
-        self.cfn(pointer(out, result), ins)
+        keep: list = []         # the arrays and pointer tables the C function reads, alive until it returns
+        ins = (ctypes.c_void_p * max(len(args), 1))(*[_pointer(a, _shape_of(a), keep) for a in args])
+        out = _zeros_like_shape(result)
+        self.cfn(_pointer(out, result, keep), ins)
         return out
+
+
+# module-level recursions, not nested functions calling themselves: such a closure is a reference
+# cycle that would hold every call's arrays until the cyclic garbage collector runs
+def _pointer(value, shape: Shape, keep: list):
+    """A C pointer to `value` laid out as XLA passes it: an array's data, or for a tuple a table
+    of its elements' pointers; what the pointers point into is appended to `keep`."""
+    if shape.is_tuple:
+        table = (ctypes.c_void_p * max(len(shape.tuple_shapes), 1))(
+            *[_pointer(v, s, keep) for v, s in zip(value, shape.tuple_shapes)])
+        keep.append(table)
+        return ctypes.cast(table, ctypes.c_void_p).value
+    a = np.ascontiguousarray(value)
+    keep.append(a)
+    return a.ctypes.data if a.size else None
+
+
+def _zeros_like_shape(shape: Shape):
+    if shape.is_tuple:
+        return tuple(_zeros_like_shape(s) for s in shape.tuple_shapes)
+    return np.zeros(shape.dims, shape.dtype)
 
 
 def _shape_of(v) -> Shape:
