@@ -25,7 +25,13 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# numpy's OpenBLAS threads spin for ~2^28 cycles after each call (its THREAD_TIMEOUT), taking
+# both cores from whichever contestant runs next: in one interleaved run, xlair's conv2d took
+# 1.44 ms median with the numpy contestant present and 0.74 ms without.  Spinning 2^4 cycles
+# leaves numpy's own time as it was (1.76 -> 1.80 ms).  Set before numpy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
