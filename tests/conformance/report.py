@@ -114,8 +114,10 @@ def write(data: dict, path: str) -> None:
 
     w("The testdata suite is the folder's 2325 top-level programs; its `dynamic/` (shape-polymorphic")
     w("serialization tests without value checks) and `quantized/` (quantized types, not XLA element")
-    w("types) subfolders are not run. Multi-replica/partition programs (`interpreter.run_parallel`) are")
-    w("unsupported until xlair has collectives.")
+    w("types) subfolders are not run. Multi-process programs (`interpreter.run_parallel`) run as xlair")
+    w("replicas (one program on every process: `Executable.run_replicated`) or as executables called")
+    w("together from threads (a program per process, meeting in Send/Recv); several partitions per")
+    w("replica are unsupported (xlair runs one partition per replica).")
     w("")
     _coverage(w)
     fails = [r for r in recs if r["status"] == "fail"]
