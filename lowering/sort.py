@@ -271,7 +271,9 @@ def radix_sort(lw, flat, shapes, rows, n, key_index, descending, total):
             lo, hi = part(w)
             c0, c1, r0 = idx(0), idx(1), idx(0)
 
-            def offsets(b, acc):         # bucket b starts at acc; this share's part after the earlier shares'
+            # bucket b starts at acc, this share's part of it after the earlier shares'; every
+            # workgroup computes the same bounds and writes them (the same values)
+            def offsets(b, acc):
                 counts = [memref.load(hist_m, [idx(s), r0, b]) for s in range(SPLIT_WAYS)]
                 mine = acc
                 for s in range(SPLIT_WAYS):
