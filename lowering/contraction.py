@@ -10,7 +10,7 @@ from xlair.dialect.ir import complex_d, ir, linalg
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
-from .elementwise import convert_scalar
+from .elementwise import convert_tensor
 from .kernels import target_of
 from .reduction import fitted_pads, pad_tensor, window_expr
 from .registry import affine_map, empty, fill, generic, lowers, reshape, scalar_const, value_of
@@ -23,15 +23,6 @@ def _prod(xs):
     for x in xs:
         p *= x
     return p
-
-
-def _convert(x: ir.Value, s: Shape, et) -> ir.Value:
-    if s.element_type == et:
-        return x
-    n = s.rank
-    ident = affine_map(n, list(range(n)))
-    return generic([x], [ident], [empty(s.with_type(et))], [ident], ["parallel"] * n,
-                   lambda a, _o: convert_scalar(a, s.element_type, et))[0]
 
 
 def _regroup(v: ir.Value, dims, groups, expand: bool = False) -> ir.Value:
@@ -68,8 +59,8 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     batch forms); complex types and the rest use a contraction generic."""
     lhs_s, rhs_s, out = lw.shape("lhs"), lw.shape("rhs"), lw.result_shape
     et = out.element_type
-    lhs = _convert(lw.value("lhs"), lhs_s, et)
-    rhs = _convert(lw.value("rhs"), rhs_s, et)
+    lhs = convert_tensor(lw.value("lhs"), lhs_s, et)
+    rhs = convert_tensor(lw.value("rhs"), rhs_s, et)
     lb, rb = list(dn.lhs_batch_dimensions), list(dn.rhs_batch_dimensions)
     lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
     lfree = [d for d in range(lhs_s.rank) if d not in lb and d not in lc]
@@ -190,7 +181,7 @@ def lower_conv(lw):
         x = pad_tensor(lhs, lhs_s, [(0, 0, 0)] * 2 + sp_pad, zero)
         acc = fill(out.with_type(ct), zero)
         res = value_of(getattr(linalg, _CONV_NCHW[n])(x, rhs, outs=[acc], strides=st, dilations=rd))
-        return _convert(res, out.with_type(ct), et)
+        return convert_tensor(res, out.with_type(ct), et)
     # channels last
     lperm = [dn.input_batch_dimension] + isp + [dn.input_feature_dimension]
     rperm = ksp + [dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension]
@@ -230,7 +221,7 @@ def lower_conv(lw):
         res = reshape(res, cl_out.dims)
     if res is None:
         res = _conv_generic(x, xs, w, ws, cl_out, st, rd, fgc, bgc)
-    res = _convert(res, cl_out, et)
+    res = convert_tensor(res, cl_out, et)
     order = [dn.output_batch_dimension] + osp + [dn.output_feature_dimension]
     return transpose(res, cl_out.with_type(et), [order.index(j) for j in range(n + 2)])
 
@@ -240,7 +231,7 @@ def _conv_operand(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
     converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
     into the convolution and gets it wrong (u8 -> f32, and f16 -> f32 at strides (2, 3): wrong
     sums measured on lavapipe)."""
-    y = _convert(x, s, ct)
+    y = convert_tensor(x, s, ct)
     if gpu and y is not x:
         y = ir.Operation.create("util.optimization_barrier", results=[y.type], operands=[y]).result
     return y

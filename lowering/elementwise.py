@@ -437,6 +437,17 @@ def _clamp(args, in_types, out):
 SCALAR["xla.clamp"] = _clamp
 
 
+def convert_tensor(x: ir.Value, s: Shape, et: ElementType) -> ir.Value:
+    """The tensor x (of shape s) converted element by element to `et` as ConvertElementType
+    converts (convert_scalar); x itself when it has that type already."""
+    if s.element_type == et:
+        return x
+    n = s.rank
+    ident = affine_map(n, list(range(n)))
+    return generic([x], [ident], [empty(s.with_type(et))], [ident], ["parallel"] * n,
+                   lambda a, _o: convert_scalar(a, s.element_type, et))[0]
+
+
 def convert_scalar(x: ir.Value, src: ElementType, dst: ElementType) -> ir.Value:
     """XLA's ConvertElementType of one element (float->int saturates, NaN -> 0)."""
     if src == dst or (src.builtin == dst.builtin and src.kind in ("sint", "uint") and dst.kind in ("sint", "uint")):

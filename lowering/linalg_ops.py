@@ -24,11 +24,11 @@ import numpy as np
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.attrs import FftType, Transpose
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf, tensor
-from xlair.dialect.types import BF16, F16, F32, F64
+from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
 from .registry import (affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
                        reshape, tuple_of, value_of)
-from .elementwise import _on_cpu
+from .elementwise import _on_cpu, convert_tensor
 from .shape import dense_attr
 
 CF = arith.CmpFPredicate
@@ -545,8 +545,9 @@ def lower_triangular_solve(lw):
         return _empty(list(sb.dims), et)
     a, b = lw.value("a"), lw.value("b")
     if sa.element_type in (F16, BF16):            # solved in F32, rounded once (as XLA:CPU)
-        f32 = F32.builtin_type()
-        return _convert(_solve(_convert(a, f32), _convert(b, f32), sa, sb, left, lower, unit, tr, f32), et)
+        low = sa.element_type
+        x = _solve(_convert(a, low, F32), _convert(b, low, F32), sa, sb, left, lower, unit, tr, F32.builtin_type())
+        return _convert(x, F32, low)
     return _solve(a, b, sa, sb, left, lower, unit, tr, et)
 
 
@@ -768,33 +769,32 @@ def lower_fft(lw):
     # F32/C64 transforms are computed in F64 on the CPU and rounded once: in F32 the stages'
     # roundings left errors of hundreds of ULP on the smaller outputs of large transforms (a C64
     # transform over 15x16x17: 598 ULP; in F64, 0.5); SPIR-V targets have no F64 to spare
-    narrow = s.element_type.component.builtin_type()
-    ft = F64.builtin_type() if str(narrow) == "f32" and _on_cpu() else narrow
+    narrow = s.element_type.component
+    wide = F64 if narrow == F32 and _on_cpu() else narrow
+    ft = wide.builtin_type()
     if kind is FftType.RFFT:
-        re, im = _convert(x, ft), _zeros(list(s.dims), ft)
+        re, im = _convert(x, narrow, wide), _zeros(list(s.dims), ft)
         re, im = fft_axis(re, im, rank - 1, False, ft)
         h = out.dims[-1]
         re, im = (extract_slice(v, [0] * rank, list(s.dims[:-1]) + [h]) for v in (re, im))
         for a in axes[:-1]:
             re, im = fft_axis(re, im, a, False, ft)
-        return _join(_convert(re, narrow), _convert(im, narrow), out.element_type.builtin_type())
-    re, im = (_convert(v, ft) for v in _split(x))
+        return _join(_convert(re, wide, narrow), _convert(im, wide, narrow), out.element_type.builtin_type())
+    re, im = (_convert(v, narrow, wide) for v in _split(x))
     if kind in (FftType.FFT, FftType.IFFT):
         for a in axes:
             re, im = fft_axis(re, im, a, kind is FftType.IFFT, ft)
-        return _join(_convert(re, narrow), _convert(im, narrow), out.element_type.builtin_type())
+        return _join(_convert(re, wide, narrow), _convert(im, wide, narrow), out.element_type.builtin_type())
     # IRFFT: the outer axes first (complex), then the innermost from its Hermitian half
     for a in axes[:-1]:
         re, im = fft_axis(re, im, a, True, ft)
     re, im = _hermitian_extend(re, im, lengths[-1], ft)
     re, _ = fft_axis(re, im, rank - 1, True, ft)
-    return _convert(re, narrow)
+    return _convert(re, wide, narrow)
 
 
-def _convert(x: ir.Value, t: ir.Type) -> ir.Value:
-    """A float tensor in float type t (extended or rounded), or x itself."""
-    if _etype(x) == t:
-        return x
-    d = _dims(x)
-    widen = ir.FloatType(t).width > ir.FloatType(_etype(x)).width
-    return _ew([x], [_ident(len(d))], d, t, lambda v, _o: _ext(v, t) if widen else _trunc(v, t))[0]
+def _convert(x: ir.Value, src, dst) -> ir.Value:
+    """A real tensor of element type src as element type dst (ConvertElementType)."""
+    return convert_tensor(x, Shape(src, _dims(x)), dst)
+
+
