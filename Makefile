@@ -44,10 +44,21 @@ system-deps:
 demo: system-deps $(STAMP)
 	$(PY) examples/mlp_demo.py
 
-# The whole suite, in parallel; docs/status.md is regenerated from the registry and the results.
+# The end-to-end sample `make test` runs a second time compiled for the portable CPU level
+# x86-64-v3 (AVX2, no AVX-512: an AMD Zen 3's), with the quick fuzz profile, so that a machine
+# with AVX-512 also sees what fails without it (XLAIR_CPU names the cpu target's default chip; see docs/targets.md).
+PORTABLE_CPU    ?= x86-64-v3
+PORTABLE_SAMPLE := $(addprefix tests/e2e/test_,elementwise.py spec_examples.py edge_values.py conv.py \
+                     random.py fft.py linalg_ops.py conformance_regressions.py windows.py data_ops.py) \
+                   tests/fuzz/test_fuzz_quick.py
+
+# The whole suite, in parallel, then the portable sample; docs/status.md is regenerated from the
+# registry and the results.
 test: system-deps $(STAMP)
 	rm -rf build/test-results
 	$(PY) -m pytest -n $(JOBS) tests; rc=$$?; \
+	  echo "== the end-to-end sample compiled for $(PORTABLE_CPU)"; \
+	  XLAIR_CPU=$(PORTABLE_CPU) XLAIR_TEST_TARGETS=cpu $(PY) -m pytest -n $(JOBS) $(PORTABLE_SAMPLE) || rc=1; \
 	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md; exit $$rc
 
 # The StableHLO conformance suites through the importer and the CPU target (long: not part of

@@ -190,7 +190,7 @@ def _float_pow(args, in_types, out):
     r = arith.select(arith.andi(_cmpf(CF.OEQ, ax, one), inf_y), one, r)
     r = arith.select(_cmpf(CF.OEQ, x, one), one, r)
     r = arith.select(_cmpf(CF.OEQ, y, zero), one, r)
-    return r if et == w else arith.truncf(et.builtin_type(), r)
+    return r if et == w else narrow_float(r, et.builtin_type())
 
 
 
@@ -266,7 +266,7 @@ def _widened(fop):
         if et == F64 or not _on_cpu():
             return fop(*args)
         w = F64.builtin_type()
-        return arith.truncf(out.builtin_type(), fop(*[arith.extf(w, a) for a in args]))
+        return narrow_float(fop(*[arith.extf(w, a) for a in args]), out.builtin_type())
     return emit
 
 
@@ -283,7 +283,7 @@ def _widened_complex(cop):
         r = cop(*wide)
         if out.is_complex:
             return _mk_complex(C64, arith.truncf(F32.builtin_type(), _re(r)), arith.truncf(F32.builtin_type(), _im(r)))
-        return arith.truncf(out.builtin_type(), r)
+        return narrow_float(r, out.builtin_type())
     return emit
 
 
@@ -448,6 +448,59 @@ def convert_tensor(x: ir.Value, s: Shape, et: ElementType) -> ir.Value:
                    lambda a, _o: convert_scalar(a, s.element_type, et))[0]
 
 
+def _int_const(t, v: int) -> ir.Value:
+    return arith.constant(t, ir.IntegerAttr.get(t, v))
+
+
+def _f32_to_bf16(x: ir.Value) -> ir.Value:
+    """An F32 rounded to BF16 (to nearest, ties to even) with integer ops on its bits, as XLA
+    rounds: LLVM's own f32 -> bf16 is a call to compiler-rt's __truncsfbf2 on CPUs without
+    AVX512-BF16, which IREE's embedded linker does not have, and AVX512-BF16's instruction
+    treats subnormal inputs as zero.  Subnormals round like normals (the two formats share the
+    exponent), a carry out of the mantissa reaches the next binade or infinity, and a NaN keeps
+    its sign and top payload bits and becomes quiet."""
+    i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
+    bits = arith.bitcast(i32, x)
+    c16 = _int_const(i32, 16)
+    odd = arith.andi(arith.shrui(bits, c16), _int_const(i32, 1))
+    rounded = arith.shrui(arith.addi(bits, arith.addi(_int_const(i32, 0x7FFF), odd)), c16)
+    quiet_nan = arith.ori(arith.shrui(bits, c16), _int_const(i32, 0x40))
+    r = arith.select(_cmpf(CF.UNO, x, x), quiet_nan, rounded)
+    return arith.bitcast(ir.BF16Type.get(), arith.trunci(i16, r))
+
+
+def _f64_to_f32_odd(x: ir.Value) -> ir.Value:
+    """An F64 rounded to F32 to odd (toward zero, the last bit set when inexact), so that a
+    second rounding to F16 gives the F64's own correctly rounded F16.  Without AVX512-FP16,
+    IREE converts F64 to F16 through F32 with two roundings to nearest: 1 + 2^-11 + 2^-40 gave
+    1.0 instead of 1.0009766 (numpy's, and an AVX512-FP16 machine's)."""
+    i32 = ir.IntegerType.get_signless(32)
+    y = arith.truncf(F32.builtin_type(), x)
+    back = arith.extf(x.type, y)
+    bits = arith.bitcast(i32, y)
+    away = _cmpf(CF.OGT, math.absf(back), math.absf(x))       # rounded away from zero: step back
+    toward_zero = arith.select(away, arith.subi(bits, _int_const(i32, 1)), bits)
+    odd = arith.ori(toward_zero, _int_const(i32, 1))
+    return arith.bitcast(F32.builtin_type(), arith.select(_cmpf(CF.UNE, back, x), odd, bits))
+
+
+def narrow_float(x: ir.Value, t: ir.Type) -> ir.Value:
+    """A float value rounded to the float type `t`, no wider than its own (ConvertElementType's
+    rounding); x itself when it has that type.  BF16 is reached through F32, as XLA converts (an
+    F64 is rounded to F32 first), then rounded with integer ops (_f32_to_bf16); the other types
+    with arith.truncf, an F64 going to F16 by way of an F32 rounded to odd (_f64_to_f32_odd)."""
+    if x.type == t:
+        return x
+    if t == ir.F16Type.get() and x.type == F64.builtin_type():
+        return arith.truncf(t, _f64_to_f32_odd(x))
+    if t != ir.BF16Type.get():
+        return arith.truncf(t, x)
+    f32 = F32.builtin_type()
+    if x.type != f32:
+        x = arith.truncf(f32, x) if ir.FloatType(x.type).width > 32 else arith.extf(f32, x)
+    return _f32_to_bf16(x)
+
+
 def convert_scalar(x: ir.Value, src: ElementType, dst: ElementType) -> ir.Value:
     """XLA's ConvertElementType of one element (float->int saturates, NaN -> 0)."""
     if src == dst or (src.builtin == dst.builtin and src.kind in ("sint", "uint") and dst.kind in ("sint", "uint")):
@@ -465,18 +518,20 @@ def convert_scalar(x: ir.Value, src: ElementType, dst: ElementType) -> ir.Value:
             return _mk_complex(dst, convert_scalar(_re(x), src.component, comp),
                                convert_scalar(_im(x), src.component, comp))
         return _mk_complex(dst, convert_scalar(x, src, comp), _c(comp, 0))
-    if src.is_pred:
-        return arith.extui(dt, x) if dst.is_integer else arith.uitofp(dt, x)
+    if src.is_pred and dst.is_integer:
+        return arith.extui(dt, x)
     if src.is_integer and dst.is_integer:
         if dst.bits > src.bits:
             return arith.extsi(dt, x) if src.is_signed else arith.extui(dt, x)
         return arith.trunci(dt, x) if dst.bits < src.bits else x
-    if src.is_integer and dst.is_float:
+    if dst.name == "bf16" and not src.is_float:   # PRED or integer: to F32, then rounded
+        return narrow_float(convert_scalar(x, src, F32), dt)
+    if src.is_integer or src.is_pred:
         return arith.sitofp(dt, x) if src.is_signed else arith.uitofp(dt, x)
     if src.is_float and dst.is_float:
         if src.bits == dst.bits:  # f16 <-> bf16
-            return arith.truncf(dt, arith.extf(F32.builtin_type(), x))
-        return arith.extf(dt, x) if dst.bits > src.bits else arith.truncf(dt, x)
+            return narrow_float(arith.extf(F32.builtin_type(), x), dt)
+        return arith.extf(dt, x) if dst.bits > src.bits else narrow_float(x, dt)
     # float -> integer: truncate toward zero, saturate, NaN -> 0
     if dst.is_signed:
         lo_v, hi_v = -float(2 ** (dst.bits - 1)), float(2 ** (dst.bits - 1))

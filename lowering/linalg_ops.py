@@ -28,7 +28,7 @@ from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
 from .registry import (affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
                        reshape, tuple_of, value_of)
-from .elementwise import _on_cpu, convert_tensor
+from .elementwise import _on_cpu, convert_tensor, narrow_float
 from .shape import dense_attr
 
 CF = arith.CmpFPredicate
@@ -239,10 +239,6 @@ def _ext(x, at):
     return x if x.type == at else arith.extf(at, x)
 
 
-def _trunc(x, t):
-    return x if x.type == t else arith.truncf(t, x)
-
-
 def _feature_sums(xs, fns, dims, f, at) -> list[ir.Value]:
     """Sums over every dimension but f of fns[k](*element scalars), one [C] tensor per fn."""
     n = len(dims)
@@ -287,9 +283,9 @@ def lower_batch_norm_training(lw):
     def norm(v, g, b, m, va, _o):
         xc = arith.subf(_ext(v, at), m)
         sd = math.sqrt(arith.addf(va, _fconst(at, eps)))
-        return _trunc(arith.addf(arith.divf(arith.mulf(_ext(g, at), xc), sd), _ext(b, at)), et)
+        return narrow_float(arith.addf(arith.divf(arith.mulf(_ext(g, at), xc), sd), _ext(b, at)), et)
     y = _ew([x, scale, offset, mean, var], [_ident(n), fm, fm, fm, fm], dims, et, norm)[0]
-    outs = [_per_feature([v], lambda t: _trunc(t, et), et) for v in (mean, var)]
+    outs = [_per_feature([v], lambda t: narrow_float(t, et), et) for v in (mean, var)]
     return tuple_of(lw, [y] + outs)
 
 
@@ -305,7 +301,7 @@ def lower_batch_norm_inference(lw):
     def norm(v, g, b, m, va, _o):
         xc = arith.subf(_ext(v, at), _ext(m, at))
         sd = math.sqrt(arith.addf(_ext(va, at), _fconst(at, eps)))
-        return _trunc(arith.addf(arith.divf(arith.mulf(_ext(g, at), xc), sd), _ext(b, at)), et)
+        return narrow_float(arith.addf(arith.divf(arith.mulf(_ext(g, at), xc), sd), _ext(b, at)), et)
     return _ew(vals, [_ident(n), fm, fm, fm, fm], list(s.dims), et, norm)[0]
 
 
@@ -332,11 +328,11 @@ def lower_batch_norm_grad(lw):
         mean_dy = arith.divf(sdy, _fconst(at, cnt))
         xc = arith.subf(_ext(v, at), _ext(m, at))
         inner = arith.subf(arith.subf(_ext(g, at), mean_dy), arith.mulf(c, xc))
-        return _trunc(arith.mulf(arith.divf(_ext(gm, at), math.sqrt(ve)), inner), et)
+        return narrow_float(arith.mulf(arith.divf(_ext(gm, at), math.sqrt(ve)), inner), et)
     dx = _ew([x, dy, mean, var, scale, sum_dy, sum_dyxc], [_ident(n), _ident(n)] + [fm] * 5, dims, et, grad)[0]
     dscale = _ew([sum_dyxc, var], [_ident(1)] * 2, [dims[f]], et,
-                 lambda t, va, _o: _trunc(arith.divf(t, math.sqrt(arith.addf(_ext(va, at), eps_c()))), et))[0]
-    doffset = _per_feature([sum_dy], lambda t: _trunc(t, et), et)
+                 lambda t, va, _o: narrow_float(arith.divf(t, math.sqrt(arith.addf(_ext(va, at), eps_c()))), et))[0]
+    doffset = _per_feature([sum_dy], lambda t: narrow_float(t, et), et)
     return tuple_of(lw, [dx, dscale, doffset])
 
 

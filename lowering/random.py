@@ -25,6 +25,7 @@ from xlair.dialect.attrs import RandomAlgorithm
 from xlair.dialect.ir import arith, func, ir, math, tensor
 from xlair.dialect.types import F32, F64, Shape
 
+from .elementwise import narrow_float
 from .registry import affine_map, declare_global, empty, generic, loop_index, lowers, tuple_of
 
 CI = arith.CmpIPredicate
@@ -313,7 +314,7 @@ def lower_rng_uniform(lw):
                 return arith.select(ok, v, aw)
             # a value that rounds up to b in the narrow type becomes a; compared on the bits
             # (total order) since IREE evaluates f16/bf16 comparisons in f32 before rounding
-            t = arith.truncf(et.builtin_type(), v)
+            t = narrow_float(v, et.builtin_type())
             ok = arith.ori(arith.cmpi(CI.slt, _order_key(t), _order_key(b)), arith.cmpf(CF.OLE, bw, aw))
             return arith.select(ok, t, a)
     elif et.is_pred:
@@ -374,7 +375,7 @@ def lower_rng_normal(lw):
         m = mu if et == ct else arith.extf(ft, mu)
         s = sigma if et == ct else arith.extf(ft, sigma)
         v = arith.addf(m, arith.mulf(s, z))
-        return v if et == ct else arith.truncf(et.builtin_type(), v)
+        return v if et == ct else narrow_float(v, et.builtin_type())
     data = _generate(out, element)
     _store_state(key, arith.addi(ctr, _c(64, (n + per - 1) // per)))
     return data

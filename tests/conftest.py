@@ -84,4 +84,5 @@ def pytest_sessionfinish(session, exitstatus):
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    (RESULTS / f"{worker}.json").write_text(json.dumps(_results, indent=1, sort_keys=True))
+    cpu = os.environ.get("XLAIR_CPU")       # make test's second pass, compiled for a portable CPU
+    (RESULTS / f"{worker}{'-' + cpu if cpu else ''}.json").write_text(json.dumps(_results, indent=1, sort_keys=True))

@@ -2,6 +2,7 @@
 
     xlair-compile prog.mlir --target=cpu -o prog.vmfb
     xlair-compile prog.mlir --target=cpu --cpu=x86-64-v3 -o portable.vmfb
+    xlair-compile prog.mlir --target=cpu --cpu=neoverse-v1 -o arm.vmfb      (aarch64; also riscv64: generic-rv64)
     xlair-compile prog.mlir --target=vulkan [--vulkan-target=generic]
     xlair-compile prog.mlir --target=cuda --cuda-arch=sm_80
     xlair-compile prog.mlir --target=rocm --rocm-arch=gfx942
@@ -36,7 +37,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--target", default="cpu",
                     help=f"{' | '.join(TARGETS)} (or IREE names: llvm-cpu, vulkan-spirv, hip); default cpu")
     ap.add_argument("--cpu", help=f"CPU to compile for: {', '.join(TARGETS['cpu'].archs)} or any LLVM "
-                                  f"CPU name (default host)")
+                                  f"CPU name; aarch64 (neoverse-*, cortex-*, ...) and riscv64 names cross-compile "
+                                  f"(default $XLAIR_CPU, else host)")
     ap.add_argument("--cuda-arch", help=f"CUDA chip, e.g. {', '.join(TARGETS['cuda'].archs)} (default {TARGETS['cuda'].default_arch})")
     ap.add_argument("--rocm-arch", help=f"ROCm chip, e.g. {', '.join(TARGETS['rocm'].archs)} (default {TARGETS['rocm'].default_arch})")
     ap.add_argument("--vulkan-target", help=f"Vulkan target IREE knows, e.g. "

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pathlib
-import tempfile
 
 from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
+from . import cpus
+from .artifacts import cache_dir, cache_get, cache_put, is_sealed, seal  # noqa: F401
 from .computation import Computation
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
 
@@ -20,21 +20,26 @@ from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported
 # ----------------------------------------------------------------------------------------
 # lowering
 # ----------------------------------------------------------------------------------------
-def signature_json(comp: Computation, replicas: int = 1, host: list | None = None) -> str:
-    """The executable's signature; `host` lists its host call sites (python/xlair/host.py)."""
+def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
+                   needs: cpus.Needs | None = None) -> str:
+    """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
+    `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus)."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
     if host:
         d["host"] = host
+    if needs is not None:
+        d["cpu"] = needs.to_json()
     return json.dumps(d)
 
 
-def lower(comp: Computation, replicas: int = 1, target_name: str | None = None) -> ir.Module:
+def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
+          needs: cpus.Needs | None = None) -> ir.Module:
     """A copy of the computation's module lowered to linalg (what IREE is given).  With a
     target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
     picks what that target computes well (lowering/elementwise.py widens some F32 functions to
-    F64 on the CPU only)."""
+    F64 on the CPU only).  `needs` goes into the signature (see signature_json)."""
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
         if target_name is not None:
@@ -45,7 +50,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None) 
             del module.operation.attributes[HOST_CALLS_ATTR]
         main = _main(module)
         main.attributes["iree.reflection"] = ir.DictAttr.get(
-            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host))})
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs))})
         return module
 
 
@@ -83,57 +88,22 @@ def _source_hash() -> str:
     return _SOURCE_HASH
 
 
-def cache_dir() -> pathlib.Path:
-    d = os.environ.get("XLAIR_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "xlair")
-    return pathlib.Path(d)
+def needs_of(tgt: Target, flags: list[str]) -> cpus.Needs | None:
+    """What the code compiled with these flags needs of a CPU (None for device targets)."""
+    return cpus.resolve(tuple(flags)) if tgt.backend == "llvm-cpu" else None
 
 
 def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -> str:
+    """The artifact's content hash: the program, target, flags, replica count, xlair's own
+    source and, for the CPU, the triple, CPU and features the flags resolve to (`host` means
+    a different CPU on another machine sharing the cache)."""
+    needs = needs_of(tgt, flags)
     h = hashlib.sha256()
-    for part in (str(comp), comp.name, tgt.name, "\0".join(flags), str(replicas), _source_hash()):
+    for part in (str(comp), comp.name, tgt.name, "\0".join(flags), str(replicas), _source_hash(),
+                 json.dumps(needs.to_json() if needs else None)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
-
-
-_SEAL = b"XLAIRSHA"
-
-
-def seal(vmfb: bytes) -> bytes:
-    """An xlair artifact: the IREE module, its sha256 and the mark `XLAIRSHA`.  IREE's loaders
-    (iree.runtime, iree-run-module) ignore the 40 trailing bytes; `xla.load` and the compile
-    cache check them, so a corrupt artifact is an error instead of a crash in IREE's loader."""
-    return vmfb + hashlib.sha256(vmfb).digest() + _SEAL
-
-
-def is_sealed(data: bytes) -> bool | None:
-    """True: an intact xlair artifact; False: xlair's mark with a wrong digest (corrupt or
-    truncated); None: no mark (not written by xlair, or cut short)."""
-    if len(data) <= 40 or not data.endswith(_SEAL):
-        return None
-    return hashlib.sha256(data[:-40]).digest() == data[-40:-8]
-
-
-def cache_get(key: str) -> bytes | None:
-    p = cache_dir() / f"{key}.vmfb"
-    try:
-        data = p.read_bytes()
-    except OSError:
-        return None
-    return data if is_sealed(data) else None      # truncated or corrupt: rebuilt by the caller
-
-
-def cache_put(key: str, vmfb: bytes) -> None:
-    d = cache_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(vmfb)
-        os.replace(tmp, d / f"{key}.vmfb")          # atomic: readers see old or new, whole
-    except OSError:
-        pass
 
 
 # ----------------------------------------------------------------------------------------
@@ -178,7 +148,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         hit = cache_get(key)
         if hit is not None:
             return hit
-    module = lower(comp, replicas, tgt.name)
+    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags))
     with lock, context():
         device = tgt.device_target(chip)
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)

@@ -12,7 +12,8 @@ from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape
 
-from . import host
+from . import cpus, host
+from .artifacts import cache_dir, is_sealed
 from .values import check_args, flatten, unflatten
 
 _instance = None
@@ -93,6 +94,8 @@ class Executable:
         if made_for is not None and made_for != self.target.name:
             raise XlaError(f"the artifact holds code for {made_for}, not {self.target.name}; "
                            f"load it with target={made_for!r} (or recompile it for {self.target.name})")
+        if self.target.backend == "llvm-cpu":      # before IREE sees code it cannot run
+            cpus.check_runnable(self._vmfb, None)
         cfg = _config(self.target.driver)
         try:     # IREE's loader raises RuntimeError, IndexError, UnicodeDecodeError, ... on bad bytes
             self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
@@ -101,6 +104,8 @@ class Executable:
             self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
             self.result_shape = _shape(sig["result"])
             self.replicas = int(sig.get("replicas", 1))
+            if self.target.backend == "llvm-cpu":  # what the code needs of the CPU, from its signature
+                cpus.check_runnable(b"", sig.get("cpu"), f"the artifact {self.name!r}")
             if self.target.driver == "local-task" and _runs_inline(sig, self.parameter_shapes, self.result_shape):
                 cfg = _config("local-sync")
                 self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
@@ -351,13 +356,12 @@ def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = 
     """Load a `.vmfb` written by `Executable.save` or `xlair-compile`.  The artifact carries its
     signature and the kind of device code it holds, so `target` may be left out.
 
-    xlair's artifacts end in their sha256 (see `xlair.compile.seal`): a mismatch is an
+    xlair's artifacts end in their sha256 (see `xlair.artifacts.seal`): a mismatch is an
     `XlaError`.  Corrupt device code can crash IREE's ELF loader (a segfault, measured with
     bytes overwritten in the embedded executable), so an artifact without xlair's seal is, with
     `isolate` (the default), first loaded and run once on zeros in a child process, whose death
     becomes an `XlaError` (a best effort: IREE's crashes on such bytes are not always
     reproducible from one process to the next)."""
-    from .compile import is_sealed
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -397,7 +401,6 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
     import subprocess
     import sys
     import tempfile
-    from .compile import cache_dir
     from .targets import artifact_target, target as find_target
     key = hashlib.sha256(data).hexdigest()
     marker = cache_dir() / "vetted" / key

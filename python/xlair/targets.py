@@ -10,6 +10,8 @@ from typing import Callable
 
 from xlair.dialect.checks import XlaError
 
+from . import cpus
+
 
 @dataclasses.dataclass(frozen=True)
 class Target:
@@ -25,10 +27,16 @@ class Target:
     def compile_flags(self, arch: str | None = None, cpu: str | None = None) -> list[str]:
         """IREE flags for this target; `arch` (or, for the CPU, `cpu`) picks the chip."""
         out = list(self.flags)
-        chip = arch or cpu or self.default_arch
-        if self.arch_flag and chip and self.device_target(chip) is None:
+        chip = arch or cpu or self.default_chip()
+        if self.backend == "llvm-cpu":
+            out.extend(cpus.flags_for(chip))        # with the triple of a cross-compiled chip
+        elif self.arch_flag and chip and self.device_target(chip) is None:
             out.append(f"{self.arch_flag}={chip}")
         return out
+
+    def default_chip(self) -> str:
+        """The chip compiled for when none is named (the cpu target: $XLAIR_CPU, else host)."""
+        return cpus.default_chip() if self.backend == "llvm-cpu" else self.default_arch
 
     def device_target(self, arch: str | None = None) -> str | None:
         """The `#hal.device.target` xlair puts on the module for one of its own chip
@@ -63,7 +71,7 @@ TARGETS = {
     "cpu": Target("cpu", "llvm-cpu", "local-task",
                   _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all",
                              "--iree-llvmcpu-mlir-opt-level=O3"),
-                  "--iree-llvmcpu-target-cpu", "host", ("host", "x86-64-v3", "znver3", "generic")),
+                  cpus.CPU_FLAG, "host", cpus.DOCUMENTED),
     "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON, "--iree-vulkan-target", "generic",
                      ("generic", "pascal", "ampere", "rdna3", "valhall", "vp_android_baseline_2022"),
                      (("generic", VULKAN_GENERIC),)),
@@ -153,14 +161,6 @@ LIMITATIONS: list[Limitation] = [
                "complex<f64> functions expand to f64 exp/log, which SPIR-V's GLSL.std.450 set "
                "lacks (\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
                lambda ins, outs, attrs: "c128" in ins),
-    Limitation("vulkan", ("xla.convert_element_type",), "PRED or integer to bf16",
-               "IREE's bf16 emulation on SPIR-V bitcasts a 32-bit value to 16 bits "
-               "(\"'spirv.Bitcast' op mismatch in result type bitwidth 16 and operand type bitwidth 32\")",
-               lambda ins, outs, attrs: "bf16" in outs and bool(ins - _FLOATS - {"c64", "c128"})),
-    Limitation("vulkan", ("xla.iota",), "bf16",
-               "iota converts an integer index to bf16, which IREE's bf16 emulation on SPIR-V "
-               "cannot compile (\"'spirv.Bitcast' op mismatch in result type bitwidth 16\")",
-               lambda ins, outs, attrs: "bf16" in outs),
     Limitation("cuda", ("xla.fft",), "FFT / IFFT of a length divisible by 8",
                "IREE's LLVMGPU tile-size heuristic (deriveLinalgOpThreadTileSizes) crashes on the "
                "radix-8 stage of xlair's FFT lowering (a segfault in iree-compile)", _radix8_fft),

@@ -115,6 +115,26 @@ def test_gpu_chip_options(capsys, tmp_path, prog, tgt, option, fmt, chip):
     assert fmt.decode() in r.stdout and re.search(rf'arch = \\?"{chip}\\?"', r.stdout)
 
 
+@pytest.mark.parametrize("option,em,fmt", [
+    ("--cpu=neoverse-v1", 183, "embedded-elf-arm_64"),
+    ("--cpu=neoverse-n1", 183, "embedded-elf-arm_64"),
+    ("--cpu=generic-rv64", 243, "embedded-elf-riscv_64"),
+])
+def test_cross_compiling_cpu_chips(capsys, tmp_path, prog, option, em, fmt):
+    """--cpu names an aarch64 or riscv64 chip: the artifact holds an ELF for that machine
+    (e_machine 183: AArch64, 243: RISC-V) and loading it on this x86-64 machine is an XlaError."""
+    out = tmp_path / "cross.vmfb"
+    rc, err = compile_cli(capsys, prog, option, "-o", out)
+    assert rc == 0, err
+    data = out.read_bytes()
+    i = data.find(b"\x7fELF")
+    assert i > 0 and int.from_bytes(data[i + 18:i + 20], "little") == em
+    r = subprocess.run([str(BIN / "iree-dump-module"), str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and fmt in r.stdout
+    with pytest.raises(xla.XlaError, match="holds machine code for"):
+        xla.load(out)
+
+
 def test_loading_with_the_wrong_target_is_an_error(capsys, tmp_path, prog):
     out = tmp_path / "prog.vmfb"
     assert compile_cli(capsys, prog, "-o", out)[0] == 0

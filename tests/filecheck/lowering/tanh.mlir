@@ -18,10 +18,13 @@ func.func @f32(%a: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK-LABEL: func.func @f16
-// F16 (and BF16) are computed in f64 (lowering/libm.py) and rounded once.
+// F16 (and BF16) are computed in f64 (lowering/libm.py) and rounded once: to f32 rounded to
+// odd (so that the second rounding cannot round twice), then to f16.
 // CHECK: arith.extf %{{.*}} : f16 to f64
 // CHECK-NOT: math.tanh
-// CHECK: arith.truncf %{{.*}} : f64 to f16
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.ori
+// CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: return
 func.func @f16(%a: tensor<4xf16>) -> tensor<4xf16> {
   %r = "xla.tanh"(%a) : (tensor<4xf16>) -> tensor<4xf16>

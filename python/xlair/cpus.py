@@ -1,0 +1,224 @@
+"""CPU chips of the cpu target: the names xlair accepts (this machine's `host`, x86-64 levels and
+micro-architectures, and aarch64 / riscv64 chips for cross-compilation), the IREE flags each one
+takes, what IREE resolves it to (LLVM triple, CPU name and features: what an artifact's code
+needs), this machine's own CPU, and the check that an artifact's code can run here.
+
+IREE does not check CPU features when it loads a module: code for a richer CPU dies with SIGILL
+at its first call (measured: a `sapphirerapids` artifact on an AVX2-only EPYC).  So xlair writes
+the triple and features into every CPU artifact's signature and checks them before IREE loads
+the code (`check_runnable`)."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import platform
+import re
+
+from xlair.dialect.checks import XlaError
+
+from .artifacts import cache_dir, elf_machines, write_atomic
+
+CPU_FLAG = "--iree-llvmcpu-target-cpu"
+
+
+@dataclasses.dataclass(frozen=True)
+class Cross:
+    """A chip of another architecture: the triple it implies, and the CPU / features / ABI
+    IREE is given for it."""
+    triple: str
+    cpu: str
+    features: str = ""
+    abi: str = ""
+
+
+_AARCH64 = "aarch64-unknown-linux-gnu"
+_RISCV64 = "riscv64-unknown-linux-gnu"
+#: Chips named for cross-compilation.  Other names with these prefixes are LLVM CPU names of the
+#: same architecture (`cortex-a78`, `apple-m1`, `sifive-x280`, ...).
+CROSS = {
+    "aarch64": Cross(_AARCH64, "generic"),
+    "generic-aarch64": Cross(_AARCH64, "generic"),
+    "neoverse-n1": Cross(_AARCH64, "neoverse-n1"),
+    "neoverse-v1": Cross(_AARCH64, "neoverse-v1"),
+    "neoverse-n2": Cross(_AARCH64, "neoverse-n2"),
+    "neoverse-v2": Cross(_AARCH64, "neoverse-v2"),
+    # RV64GC with the vector extension (RVV 1.0), the LP64D ABI
+    "generic-rv64": Cross(_RISCV64, "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d"),
+    "rv64gcv": Cross(_RISCV64, "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d"),
+}
+_PREFIXES = ((("neoverse-", "cortex-a", "cortex-x", "apple-", "ampere", "a64fx", "thunderx", "carmel",
+               "falkor", "kryo", "exynos-", "tsv110", "oryon"), _AARCH64),
+             (("sifive-", "spacemit-", "xiangshan-", "syntacore-", "veyron-"), _RISCV64))
+
+#: The chips xlair documents for `--cpu` / `arch=` (others are given to LLVM as they are).
+DOCUMENTED = ("host", "x86-64-v3", "x86-64-v4", "x86-64", "znver3", "sapphirerapids",
+              "neoverse-v1", "neoverse-n1", "aarch64", "generic-rv64")
+
+
+def default_chip() -> str:
+    """The chip the cpu target compiles for when none is named: $XLAIR_CPU, else `host`."""
+    return os.environ.get("XLAIR_CPU", "").strip() or "host"
+
+
+def cross(chip: str) -> Cross | None:
+    """The cross-compilation description of a chip of another architecture (None: x86-64)."""
+    if chip in CROSS:
+        return CROSS[chip]
+    for prefixes, triple in _PREFIXES:
+        if chip.startswith(prefixes):
+            return Cross(triple, chip, "", "lp64d" if triple == _RISCV64 else "")
+    return None
+
+
+def flags_for(chip: str) -> list[str]:
+    """IREE's flags for a chip of the cpu target."""
+    c = cross(chip)
+    if c is None:
+        return [f"{CPU_FLAG}={chip}"]
+    out = [f"--iree-llvmcpu-target-triple={c.triple}", f"{CPU_FLAG}={c.cpu}"]
+    if c.features:
+        out.append(f"--iree-llvmcpu-target-cpu-features={c.features}")
+    if c.abi:
+        out.append(f"--iree-llvmcpu-target-abi={c.abi}")
+    return out
+
+
+def _chip_flags(flags) -> tuple:
+    """The flags that choose the CPU, out of a whole IREE command line."""
+    return tuple(f for f in flags if f.startswith("--iree-llvmcpu-target-"))
+
+
+# ----------------------------------------------------------------------------------------
+# what IREE resolves a chip to
+# ----------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """What the code of a CPU artifact needs: the LLVM triple, the CPU IREE resolved the chip to
+    and the features code generation may use (system-only features left out)."""
+    triple: str
+    cpu: str
+    features: tuple
+
+    @property
+    def arch(self) -> str:
+        return _arch(self.triple.split("-", 1)[0])
+
+    def to_json(self) -> dict:
+        return {"triple": self.triple, "cpu": self.cpu, "features": list(self.features)}
+
+    @staticmethod
+    def from_json(d: dict) -> "Needs":
+        return Needs(str(d["triple"]), str(d["cpu"]), tuple(str(f) for f in d["features"]))
+
+
+#: x86 features no compiled numeric code uses (privileged, OS or security instructions):
+#: left out of an artifact's needs, since hypervisors often hide them from guests.
+_SYSTEM = frozenset("""sgx pconfig ptwrite enqcmd shstk ibt serialize cldemote clwb clflushopt
+    movdiri movdir64b waitpkg uintr hreset invpcid pku rdpid rdrnd rdseed fsgsbase xsave xsavec
+    xsaveopt xsaves tsxldtrk kl widekl rtm wbnoinvd mwaitx clzero rdpru lwp fxsr prefetchi
+    usermsr raoint cmpccxadd sm3 sm4 sha512 vmx smx""".split())
+
+_PROBE = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "  %0 = arith.addf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+
+
+def _arch(name: str) -> str:
+    return {"amd64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64", "riscv64gc": "riscv64"}.get(name, name)
+
+
+def host_arch() -> str:
+    """This machine's architecture as `uname -m` names it."""
+    return _arch(platform.machine().lower())
+
+
+@functools.lru_cache(maxsize=1)
+def _host_fingerprint() -> str:
+    """What tells this machine's CPU apart: /proc/cpuinfo's model and flags where Linux has it
+    (so a compile cache shared by several machines never mixes their `host` resolutions)."""
+    parts = [platform.machine(), platform.processor()]
+    try:
+        with open("/proc/cpuinfo") as f:
+            seen = set()
+            for line in f:
+                k = line.split(":", 1)[0].strip()
+                if k in ("vendor_id", "model name", "flags", "Features", "CPU part", "isa") and k not in seen:
+                    seen.add(k)
+                    parts.append(line.strip())
+    except OSError:
+        pass
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _iree_version() -> str:
+    try:
+        from iree.compiler import version
+        return str(getattr(version, "VERSION", ""))
+    except ImportError:
+        return ""
+
+
+@functools.lru_cache(maxsize=None)
+def resolve(flags: tuple) -> Needs:
+    """What IREE makes of the CPU flags (`flags_for`): it compiles a one-op module as far as its
+    executable target and reads the triple, CPU and features off it.  Remembered on disk under
+    the compile cache (keyed by IREE's version and the flags, and for `host` by this machine's
+    CPU)."""
+    flags = _chip_flags(flags)
+    host = any(f == f"{CPU_FLAG}=host" for f in flags)
+    key = hashlib.sha256("\0".join((_iree_version(), *flags, _host_fingerprint() if host else "")).encode())
+    path = cache_dir() / "cpus" / f"{key.hexdigest()}.json"
+    try:
+        return Needs.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    from iree.compiler import tools
+    try:
+        text = tools.compile_str(_PROBE, target_backends=["llvm-cpu"],
+                                 extra_args=[*flags, "--compile-to=executable-sources"]).decode()
+    except tools.CompilerToolError as e:
+        errs = [ln.strip() for ln in str(e).splitlines() if "error" in ln.lower()]
+        raise XlaError(f"the cpu target cannot compile for {' '.join(flags)}: "
+                       f"{'; '.join(errs[:3]) or str(e)[-300:]}") from None
+    fields = dict(re.findall(r'\b(cpu|cpu_features|target_triple) = "([^"]*)"', text))
+    if "target_triple" not in fields:
+        raise XlaError(f"IREE did not say what it compiles for with {' '.join(flags)}")
+    feats = sorted({f[1:] for f in fields.get("cpu_features", "").split(",")
+                    if f.startswith("+") and f[1:] not in _SYSTEM})
+    needs = Needs(fields["target_triple"], fields.get("cpu", "generic"), tuple(feats))
+    write_atomic(path, json.dumps(needs.to_json()).encode())
+    return needs
+
+
+def host() -> Needs:
+    """This machine's CPU as LLVM sees it (IREE's `host`): the features it has."""
+    return resolve((f"{CPU_FLAG}=host",))
+
+
+# ----------------------------------------------------------------------------------------
+# can this machine run it
+# ----------------------------------------------------------------------------------------
+def check_runnable(vmfb: bytes, needs: dict | None, what: str = "the artifact") -> None:
+    """Raise XlaError when a CPU artifact cannot run on this machine: its embedded code is for
+    another architecture (read from the ELF headers, so also for artifacts xlair did not
+    write), or its signature says it needs CPU features this CPU lacks."""
+    here = host_arch()
+    other = sorted(m for m in elf_machines(vmfb) if m != here)
+    if other:
+        raise XlaError(f"{what} holds machine code for {', '.join(other)} and this machine is "
+                       f"{here}: it cannot run here (compile it with cpu='host', or run it on "
+                       f"{'an' if other[0][0] in 'aeiou' else 'a'} {other[0]} machine)")
+    if not needs:
+        return
+    n = Needs.from_json(needs)
+    if n.arch != here:
+        raise XlaError(f"{what} was compiled for {n.triple} (cpu {n.cpu}) and this machine is {here}: "
+                       f"it cannot run here")
+    h = host()
+    missing = sorted(set(n.features) - set(h.features))
+    if missing:
+        raise XlaError(f"{what} was compiled for the CPU {n.cpu} and needs features this machine's CPU "
+                       f"({h.cpu}) lacks: {', '.join(missing)}; recompile it for this machine "
+                       f"(cpu='host') or for a level it has, such as x86-64-v3")
