@@ -1,4 +1,4 @@
-"""The StableHLO importer (python/xlair/stablehlo.py): what each StableHLO construct becomes,
+"""The StableHLO importer (python/xlair/stablehlo/): what each StableHLO construct becomes,
 its values (through the reference interpreter, and compiled for the structured ops), and the
 errors for what xlair has no counterpart for."""
 from __future__ import annotations
