@@ -2,3 +2,4 @@
 from .checks import XlaError  # noqa: F401
 from .core import REGISTRY, OpDef, Param, Sig, all_ops, lookup  # noqa: F401
 from .types import Shape  # noqa: F401
+from . import ops  # noqa: F401,E402  (registers every op family)

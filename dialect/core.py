@@ -222,7 +222,8 @@ def lookup(mlir_name: str) -> OpDef | None:
 
 
 def all_ops() -> list[OpDef]:
-    from . import ops  # noqa: F401  (registers every family)
+    """Every op record, by name (the package xlair.dialect imports every family's module, so
+    the registry is whole once any module of the dialect is imported)."""
     return sorted(REGISTRY.values(), key=lambda d: d.name)
 
 

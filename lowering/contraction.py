@@ -11,9 +11,8 @@ from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_tensor
-from .kernels import target_of
 from .reduction import fitted_pads, pad_tensor, window_expr
-from .registry import affine_map, empty, fill, generic, lowers, reshape, scalar_const, value_of
+from .registry import affine_map, empty, fill, generic, lowers, options, reshape, scalar_const, value_of
 from .scalar import SCALAR
 from .shape import transpose
 
@@ -165,7 +164,7 @@ def lower_conv(lw):
     zero = scalar_const(ct, 0)
     if out.size == 0:
         return fill(out, scalar_const(et, 0))
-    gpu = target_of(lw.op) not in (None, "cpu")
+    gpu = not options().on_cpu
     lhs = _conv_operand(lw.value("lhs"), lhs_s, ct, gpu)
     rhs = _conv_operand(lw.value("rhs"), rhs_s, ct, gpu)
     lhs_s, rhs_s = lhs_s.with_type(ct), rhs_s.with_type(ct)

@@ -10,7 +10,7 @@ from xlair.dialect.types import F32, F64, ElementType, Shape
 
 import xlair.dialect.ops  # noqa: F401  (the records this file lowers)
 
-from .registry import affine_map, empty, generic, lowers, scalar_const, value_of
+from .registry import affine_map, empty, generic, lowers, options, scalar_const, value_of
 from .scalar import SCALAR
 
 CF = arith.CmpFPredicate
@@ -146,15 +146,6 @@ def _int_pow(args, in_types, out):
     return r
 
 
-def _on_cpu() -> bool:
-    """Whether the code being emitted is for the CPU target (or for no target in particular)."""
-    from .kernels import target_of
-    try:
-        return target_of(ir.InsertionPoint.current.block.owner.operation) in (None, "cpu")
-    except (ValueError, AttributeError):
-        return True
-
-
 def _float_pow(args, in_types, out):
     """C's pow.  math.powf is only trusted on a non-negative base (IREE expands it as
     exp(y log x)): the sign of a negative base comes back for odd integer exponents, a finite
@@ -163,12 +154,12 @@ def _float_pow(args, in_types, out):
     in F64 (then rounded once: 5^2 = 25, not 25.000002); elsewhere in F32 (GPUs may lack F64)."""
     x, y = args
     et = in_types[0]
-    w = F64 if et == F64 or _on_cpu() else F32
+    w = F64 if et == F64 or options().on_cpu else F32
     if et != w:
         x, y = arith.extf(w.builtin_type(), x), arith.extf(w.builtin_type(), y)
     one, zero = _c(w, 1.0), _c(w, 0.0)
     ax = math.absf(x)
-    if w == F64 and _on_cpu():
+    if w == F64 and options().on_cpu:
         from .libm import pow_positive              # exp(y log x) in double-double
         inf = _c(w, float("inf"))
         normal = arith.andi(arith.andi(_cmpf(CF.OGE, ax, _c(w, 2.2250738585072014e-308)), _cmpf(CF.OLT, ax, inf)),
@@ -263,7 +254,7 @@ def _widened(fop):
     (sin of large or tiny arguments); the F64 ones (lowering/libm.py) are within 3 ULP."""
     def emit(args, in_types, out):
         et = in_types[0]
-        if et == F64 or not _on_cpu():
+        if et == F64 or not options().on_cpu:
             return fop(*args)
         w = F64.builtin_type()
         return narrow_float(fop(*[arith.extf(w, a) for a in args]), out.builtin_type())
@@ -275,7 +266,7 @@ def _widened_complex(cop):
     functions expand to the real ones above)."""
     def emit(args, in_types, out):
         et = in_types[0]
-        if et.name == "c128" or not _on_cpu():
+        if et.name == "c128" or not options().on_cpu:
             return cop(*args)
         from xlair.dialect.types import C64, C128
         w = F64.builtin_type()
@@ -339,7 +330,7 @@ def _tanh_f32(x):
 
 
 def _tanh(args, in_types, out):
-    if in_types[0] == F32 and _on_cpu():
+    if in_types[0] == F32 and options().on_cpu:
         return _tanh_f32(args[0])
     return _widened(math.tanh)(args, in_types, out)
 

@@ -8,9 +8,8 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, ir, tensor
 from xlair.dialect.types import S64, Shape
 
-from .kernels import target_of
 from .reduction import pad_tensor
-from .registry import (affine_map, dynamic_offsets, empty, extract_scalar, extract_slice, fill, generic, index,
+from .registry import (options, affine_map, dynamic_offsets, empty, extract_scalar, extract_slice, fill, generic, index,
                        insert_slice, loop_index, lowers, reshape, scalar_const, tuple_of)
 from .scalar import emit_region
 from .shape import transpose
@@ -84,7 +83,7 @@ def lower_gather(lw):
     if out.size == 0:
         return empty(out)
     dn = lw.attr("dimension_numbers")
-    if (dn.start_index_map or dn.operand_batching_dims) and target_of(lw.op) == "cpu":
+    if (dn.start_index_map or dn.operand_batching_dims) and options().target == "cpu":
         return _linalg_ext_gather(lw)
     return _generic_gather(lw)
 
@@ -338,7 +337,7 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     u = lw.value("updates")[which]
     idx = lw.value("scatter_indices")
     I = set(dn.scatter_dims_to_operand_dims) | set(dn.input_batching_dims)
-    if target_of(lw.op) not in (None, "cpu"):
+    if not options().on_cpu:
         # IREE 3.13's SPIR-V codegen crashes (gpuDistributeSharedMemoryCopy) on a 64-bit
         # scatter into a cut-out window of a padded tensor: for GPU targets, dimensions whose
         # window is narrower than the operand are indexed (at 0) instead of cut

@@ -23,14 +23,6 @@ def memref_type(t: ir.Type) -> str:
     return "memref<" + "".join(f"{d}x" for d in rt.shape) + str(rt.element_type) + ">"
 
 
-def target_of(op: ir.Operation) -> str | None:
-    """The target the module is being lowered for (`xlair.target` on the module), if any."""
-    top = module_of(op)
-    if "xlair.target" in top.attributes:
-        return ir.StringAttr(top.attributes["xlair.target"]).value
-    return None
-
-
 def dispatch(anchor_op: ir.Operation, name: str, inputs: Sequence[ir.Value], result_types: Sequence[ir.Type],
              workgroups: Sequence[int], body: Callable) -> list[ir.Value]:
     """Emit a kernel and dispatch it at the current insertion point.

@@ -26,9 +26,9 @@ from xlair.dialect.attrs import FftType, Transpose
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf, tensor
 from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
-from .registry import (affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
+from .registry import (options, affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
                        reshape, tuple_of, value_of)
-from .elementwise import _on_cpu, convert_tensor, narrow_float
+from .elementwise import convert_tensor, narrow_float
 from .shape import dense_attr
 
 CF = arith.CmpFPredicate
@@ -766,7 +766,7 @@ def lower_fft(lw):
     # roundings left errors of hundreds of ULP on the smaller outputs of large transforms (a C64
     # transform over 15x16x17: 598 ULP; in F64, 0.5); SPIR-V targets have no F64 to spare
     narrow = s.element_type.component
-    wide = F64 if narrow == F32 and _on_cpu() else narrow
+    wide = F64 if narrow == F32 and options().on_cpu else narrow
     ft = wide.builtin_type()
     if kind is FftType.RFFT:
         re, im = _convert(x, narrow, wide), _zeros(list(s.dims), ft)

@@ -12,7 +12,7 @@ scalars' results are taken from element 0).  The whole loop is then one dispatch
 host round trip per trip.
 
 The rewrite is exact (the same scalar operations in the same order per element).  It is
-taken on the CPU target only (modules marked `xlair.target = "cpu"`), and for small arrays
+taken on the CPU target only (the pass option `target=cpu`), and for small arrays
 (at most MAX_ELEMENTS elements): the per-element loop is scalar code, while the host loop
 runs vectorized dispatches, which win on large arrays.  It runs as the pass
 `xla-elementwise-loops` at the start of xla-to-linalg, on the xla ops of the loop's
@@ -27,8 +27,8 @@ from xlair.dialect.core import RETURN, lookup
 from xlair.dialect.ir import ir, scf, tensor
 from xlair.dialect.types import Shape
 
-from .kernels import target_of
-from .registry import (Lower, affine_map, builtin_leaves, empty, from_builtin_leaves, generic, in_scalar_region,
+from . import patterns  # noqa: F401  (registers the scalar emitters of the element-wise ops)
+from .registry import (Lower, options, affine_map, builtin_leaves, empty, from_builtin_leaves, generic, in_scalar_region,
                        index)
 from .scalar import SCALAR, SCALAR_IDENTITY, emit_region
 
@@ -119,7 +119,6 @@ def elementwise_while(lw):
 
 def elementwise_loops(module: ir.Module) -> None:
     """Rewrite every element-wise While of a CPU-targeted module (see the module docstring)."""
-    from . import patterns  # noqa: F401  (registers the scalar emitters of the element-wise ops)
     loops = []
 
     def visit(op):
@@ -128,7 +127,7 @@ def elementwise_loops(module: ir.Module) -> None:
             loops.append(op)
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
-    if not loops or target_of(loops[0]) != "cpu":
+    if not loops or options().target != "cpu":
         return
     opdef = lookup("xla.while")
     for op in loops:

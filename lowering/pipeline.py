@@ -8,9 +8,16 @@ names):
   xla-to-linalg        every xla op to linalg/tensor/scf/arith/math/complex; unsigned
                        element types become signless; fails if an xla op is left
   xla-to-iree-input    the three above, in order: what IREE is given
+
+Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vulkan, cuda or
+rocm; left out, the lowering is for no target in particular).  Its patterns read it through
+`registry.options()`.  A textual pipeline mixes xlair passes and upstream MLIR passes
+(`builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)`): `plan` parses it
+into steps, `run_steps` runs them; xlair-opt is a CLI over the two.
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
@@ -18,10 +25,14 @@ from xlair.dialect.core import location_str
 from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
-from . import libm, registry
-from .registry import builtin_type, cast, tuple_leaves, tuple_rebuild
+from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
+from .dynamic import dynamic_sizes as run_dynamic
+from .loops import elementwise_loops as run_loops
+from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, tuple_leaves, tuple_rebuild
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
+#: the options every xlair pass takes, with their values
+OPTIONS = {"target": TARGET_NAMES}
 
 
 def register_pass(name: str):
@@ -162,14 +173,12 @@ def leftover_xla_ops(module: ir.Module) -> list[ir.Operation]:
 @register_pass("xla-dynamic-sizes")
 def dynamic_sizes(module: ir.Module) -> None:
     """Follow dynamic dimension sizes: mask reductions, resolve GetDimensionSize."""
-    from .dynamic import dynamic_sizes as run_dynamic
     run_dynamic(module)
 
 
 @register_pass("xla-elementwise-loops")
 def elementwise_loops(module: ir.Module) -> None:
-    """CPU-targeted modules: element-wise While loops run per element in one linalg.generic."""
-    from .loops import elementwise_loops as run_loops
+    """With target=cpu: element-wise While loops run per element in one linalg.generic."""
     run_loops(module)
 
 
@@ -180,7 +189,7 @@ def to_linalg(module: ir.Module) -> None:
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
     _simplify_patterns(ps)
-    for name, fn in _all_patterns().items():
+    for name, fn in registry.PATTERNS.items():
         ps.add(name, registry._wrap(name, fn))
     frozen = ps.freeze()
     for _ in range(8):
@@ -199,11 +208,6 @@ def to_linalg(module: ir.Module) -> None:
     pm.run(module.operation)
 
 
-def _all_patterns():
-    from . import patterns  # noqa: F401  (imports every family of patterns)
-    return registry.PATTERNS
-
-
 @register_pass("xla-to-iree-input")
 def to_iree_input(module: ir.Module) -> None:
     simplify(module)
@@ -211,11 +215,106 @@ def to_iree_input(module: ir.Module) -> None:
     to_linalg(module)
 
 
-def run(module: ir.Module, *names: str) -> ir.Module:
-    """Run named xlair passes in order on a module (in place) and return it."""
-    with lock, context(), ir.Location.unknown():
-        for n in names:
-            if n not in PASSES:
-                raise XlaError(f"unknown pass {n!r}; known: {', '.join(sorted(PASSES))}")
-            PASSES[n](module)
+# ----------------------------------------------------------------------------------------
+# pipelines: xlair passes with options, and runs of upstream MLIR passes
+# ----------------------------------------------------------------------------------------
+def pass_item(item: str) -> tuple[str, Options]:
+    """`name` or `name{key=value ...}` (MLIR's option syntax) -> the xlair pass and its options."""
+    m = re.fullmatch(r"\s*([\w.-]+)\s*(?:\{(.*)\})?\s*", item, re.S)
+    if not m or m.group(1) not in PASSES:
+        raise XlaError(f"unknown pass {item.split('{', 1)[0].strip()!r}; known: {', '.join(sorted(PASSES))}")
+    name, body = m.group(1), (m.group(2) or "").strip()
+    opts = {}
+    for kv in body.split():
+        key, eq, value = kv.partition("=")
+        if key not in OPTIONS:
+            known = ", ".join(f"{k}=<{'|'.join(v)}>" for k, v in OPTIONS.items())
+            raise XlaError(f"pass {name!r} option {key!r} is not one it takes (its options: {known}); "
+                           f"got {item!r}")
+        if not eq or value not in OPTIONS[key]:
+            raise XlaError(f"pass {name!r} option {key} must be one of {', '.join(OPTIONS[key])}; got {value!r}")
+        opts[key] = value
+    return name, Options(**opts)
+
+
+def split_pipeline(text: str) -> list[str]:
+    """Top-level pass items of a textual pipeline (an outer builtin.module(...) removed):
+    'builtin.module(xla-to-linalg{target=cpu},func.func(cse))' -> ['xla-to-linalg{target=cpu}',
+    'func.func(cse)']."""
+    text = text.strip()
+    m = re.fullmatch(r"builtin\.module\s*\((.*)\)", text, re.S)
+    if m:
+        text = m.group(1)
+    items, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+            if depth < 0:
+                raise XlaError(f"unbalanced parentheses in pass pipeline {text!r}")
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if depth != 0:
+        raise XlaError(f"unbalanced parentheses in pass pipeline {text!r}")
+    if cur.strip():
+        items.append(cur.strip())
+    if any(not it for it in items):
+        raise XlaError(f"empty pass name in pass pipeline {text!r}")
+    return items
+
+
+def plan(items: list[str]) -> list[tuple]:
+    """Pass items as steps: ('xlair', name, Options) or ('mlir', 'builtin.module(a,b)'), each
+    upstream run checked by MLIR's pipeline parser now, before any input is read."""
+    steps: list[tuple] = []
+    run: list[str] = []
+
+    def flush():
+        if run:
+            text = f"builtin.module({','.join(run)})"
+            with lock, context():
+                try:
+                    passmanager.PassManager.parse(text)
+                except (ValueError, RuntimeError) as e:
+                    msg = " ".join(str(e).split())
+                    m = re.search(r"'([^']+)' does not refer to a registered pass", msg)
+                    if m:
+                        raise XlaError(f"unknown pass {m.group(1)!r}: neither an xlair pass "
+                                       f"({', '.join(sorted(PASSES))}) nor an MLIR pass registered "
+                                       f"in IREE (see --list-passes)") from None
+                    raise XlaError(f"bad pass pipeline {text!r}: {msg}") from None
+            steps.append(("mlir", text))
+            run.clear()
+
+    for item in items:
+        if item.split("{", 1)[0].strip() in PASSES:
+            flush()
+            steps.append(("xlair", *pass_item(item)))
+        elif set(re.findall(r"[\w.-]+", item)) & set(PASSES):
+            raise XlaError(f"xlair passes run on the whole module; they cannot be nested in {item!r}")
+        else:
+            run.append(item)
+    flush()
+    return steps
+
+
+def run_steps(module: ir.Module, steps: list[tuple]) -> ir.Module:
+    """Run planned steps in order on a module (in place) and return it."""
+    for step in steps:
+        if step[0] == "xlair":
+            with lock, context(), ir.Location.unknown(), running_with(step[2]):
+                PASSES[step[1]](module)
+        else:
+            with lock, context():
+                passmanager.PassManager.parse(step[1]).run(module.operation)
     return module
+
+
+def run(module: ir.Module, *items: str) -> ir.Module:
+    """Run xlair passes, each `name` or `name{target=...}`, in order on a module (in place)
+    and return it."""
+    return run_steps(module, [("xlair", *pass_item(i)) for i in items])

@@ -11,16 +11,57 @@ such a region.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
 
 from xlair.dialect.checks import XlaError
 from xlair.dialect.core import OpDef, location_str, lookup
-from xlair.dialect.ir import arith, ir, linalg, rewrite, tensor
+from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import is_tensor, ElementType, Shape
 
 PATTERNS: dict[str, Callable] = {}
+
+
+# ----------------------------------------------------------------------------------------
+# pass options
+# ----------------------------------------------------------------------------------------
+#: The targets a lowering may be specialised for (xlair.targets names them to users).
+TARGET_NAMES = ("cpu", "vulkan", "cuda", "rocm")
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """The options of xlair's passes (`xla-to-linalg{target=cpu}`).  `target` picks what the
+    target computes well and the CPU's hand-written kernels; None lowers for no target in
+    particular (the portable forms, with the CPU's numerics)."""
+    target: str | None = None
+
+    @property
+    def on_cpu(self) -> bool:
+        """Whether code is emitted for the CPU (or for no target in particular)."""
+        return self.target in (None, "cpu")
+
+
+_OPTIONS: contextvars.ContextVar = contextvars.ContextVar("xlair_pass_options", default=Options())
+
+
+def options() -> Options:
+    """The options of the pass running now, as its patterns see them."""
+    return _OPTIONS.get()
+
+
+@contextlib.contextmanager
+def running_with(opts: Options):
+    """Run a pass (and the patterns it applies) with its options."""
+    token = _OPTIONS.set(opts)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
 #: ops whose regions hold scalar computations, lowered by their own pattern.
 SCALAR_REGION_OPS: set[str] = set()
 
@@ -189,15 +230,6 @@ def generic(inputs: Sequence[ir.Value], input_maps: Sequence[ir.AffineMap], outs
         res = body(*blk.arguments)
         linalg.YieldOp(list(res) if isinstance(res, (list, tuple)) else [res])
     return list(g.results)
-
-
-def pattern_set() -> rewrite.FrozenRewritePatternSet:
-    """All registered lowering patterns as one frozen pattern set."""
-    from . import patterns  # noqa: F401  (registers every pattern)
-    ps = rewrite.RewritePatternSet()
-    for name, fn in PATTERNS.items():
-        ps.add(name, _wrap(name, fn))
-    return ps.freeze()
 
 
 def _no_elements(op: ir.Operation) -> bool:

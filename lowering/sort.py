@@ -15,9 +15,9 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, func, ir, memref, scf
 from xlair.dialect.types import Shape
 
-from .kernels import dispatch, target_of, workgroup_id
+from .kernels import dispatch, workgroup_id
 from .libm import while_loop
-from .registry import lowers, reshape, tuple_of
+from .registry import lowers, options, reshape, tuple_of
 from .scalar import emit_region
 from .shape import transpose
 
@@ -109,7 +109,7 @@ def lower_sort(lw):
     if n <= 1:          # one element per row is sorted (IREE miscompiles such sorts after slices)
         outs = list(values)
         return outs[0] if len(outs) == 1 else tuple_of(lw, outs)
-    kernel_ok = target_of(lw.op) == "cpu" and n >= KERNEL_MIN and all(
+    kernel_ok = options().target == "cpu" and n >= KERNEL_MIN and all(
         s.element_type.is_integer or s.element_type.is_float for s in shapes)
     perm = [i for i in range(rank) if i != d] + [d]
     inv = [perm.index(i) for i in range(rank)]

@@ -2,7 +2,7 @@
 
     xlair-opt in.mlir                          # parse, verify, print
     xlair-opt in.mlir -p xla-to-linalg
-    xlair-opt in.mlir --pass-pipeline='builtin.module(xla-simplify,xla-to-linalg,canonicalize,cse)'
+    xlair-opt in.mlir --pass-pipeline='builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)'
     xlair-opt in.mlir --split-input-file --verify-diagnostics
     xlair-opt --list-passes
     xlair-opt --import-stablehlo jax_export.mlir -p xla-to-linalg
@@ -21,6 +21,9 @@ import argparse
 import dataclasses
 import re
 import sys
+
+from xlair.dialect.checks import XlaError
+from xlair.lowering.pipeline import plan, run_steps, split_pipeline
 
 SPLIT = re.compile(r"^// -----.*$", re.M)
 SEPARATOR = "// -----"
@@ -53,91 +56,6 @@ class _Failed(Exception):
     def __init__(self, diags: list[Diag]):
         super().__init__("; ".join(d.message for d in diags))
         self.diags = diags
-
-
-# ----------------------------------------------------------------------------------------
-# pipelines
-# ----------------------------------------------------------------------------------------
-def split_pipeline(text: str) -> list[str]:
-    """Top-level pass items of a textual pipeline (an outer builtin.module(...) removed):
-    'builtin.module(xla-to-linalg,func.func(cse))' -> ['xla-to-linalg', 'func.func(cse)']."""
-    text = text.strip()
-    m = re.fullmatch(r"builtin\.module\s*\((.*)\)", text, re.S)
-    if m:
-        text = m.group(1)
-    items, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-            if depth < 0:
-                raise UsageError(f"unbalanced parentheses in pass pipeline {text!r}")
-        if ch == "," and depth == 0:
-            items.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if depth != 0:
-        raise UsageError(f"unbalanced parentheses in pass pipeline {text!r}")
-    if cur.strip():
-        items.append(cur.strip())
-    if any(not it for it in items):
-        raise UsageError(f"empty pass name in pass pipeline {text!r}")
-    return items
-
-
-def plan(items: list[str]) -> list[tuple[str, str]]:
-    """Group pass items into steps: ('xlair', name) or ('mlir', 'builtin.module(a,b)'), each
-    upstream run checked by MLIR's pipeline parser now, before any input is read."""
-    from xlair.dialect.ir import context, lock, passmanager
-    from xlair.lowering.pipeline import PASSES
-
-    steps: list[tuple[str, str]] = []
-    run: list[str] = []
-
-    def flush():
-        if run:
-            text = f"builtin.module({','.join(run)})"
-            with lock, context():
-                try:
-                    passmanager.PassManager.parse(text)
-                except (ValueError, RuntimeError) as e:
-                    msg = " ".join(str(e).split())
-                    m = re.search(r"'([^']+)' does not refer to a registered pass", msg)
-                    if m:
-                        raise UsageError(f"unknown pass {m.group(1)!r}: neither an xlair pass "
-                                         f"({', '.join(sorted(PASSES))}) nor an MLIR pass registered "
-                                         f"in IREE (see --list-passes)") from None
-                    raise UsageError(f"bad pass pipeline {text!r}: {msg}") from None
-            steps.append(("mlir", text))
-            run.clear()
-
-    for item in items:
-        name = item.split("{", 1)[0].strip()
-        if name in PASSES:
-            if name != item:
-                raise UsageError(f"xlair pass {name!r} takes no options; got {item!r}")
-            flush()
-            steps.append(("xlair", name))
-        elif set(re.findall(r"[\w.-]+", item)) & set(PASSES):
-            raise UsageError(f"xlair passes run on the whole module; they cannot be nested in {item!r}")
-        else:
-            run.append(item)
-    flush()
-    return steps
-
-
-def run_steps(module, steps: list[tuple[str, str]]) -> None:
-    from xlair.dialect.ir import context, lock, passmanager
-    from xlair.lowering.pipeline import run
-
-    for kind, what in steps:
-        if kind == "xlair":
-            run(module, what)
-        else:
-            with lock, context():
-                passmanager.PassManager.parse(what).run(module.operation)
 
 
 # ----------------------------------------------------------------------------------------
@@ -216,7 +134,6 @@ def check_expected(diags: list[Diag], expected, name: str) -> str:
 # ----------------------------------------------------------------------------------------
 def process(chunk: str, first_line: int, steps, args) -> tuple[str | None, list[Diag]]:
     """(output text, []) or (None, diagnostics) for one chunk of the input."""
-    from xlair.dialect.checks import XlaError
     from xlair.dialect.ir import context, ir, lock
     from xlair.dialect.verify import verify
 
@@ -359,12 +276,13 @@ def main(argv=None) -> int:
         if args.list_passes:
             list_passes(sys.stdout)
             return 0
-        items = []
-        if args.pass_pipeline:
-            items += split_pipeline(args.pass_pipeline)
-        for p in args.passes:
-            items += split_pipeline(p)
-        steps = plan(items)
+        try:       # the library's pipeline parser (lowering/pipeline.py)
+            items = split_pipeline(args.pass_pipeline) if args.pass_pipeline else []
+            for p in args.passes:
+                items += split_pipeline(p)
+            steps = plan(items)
+        except XlaError as e:
+            raise UsageError(str(e)) from None
         name, text = read_input(args.input)
     except UsageError as e:
         sys.stderr.write(f"{e}\n" if e.located else f"xlair-opt: error: {e}\n")

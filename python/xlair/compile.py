@@ -14,6 +14,7 @@ from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 from . import cpus
 from .artifacts import cache_dir, cache_get, cache_put, is_sealed, seal  # noqa: F401
 from .computation import Computation
+from .runtime import Executable
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
 
 
@@ -42,9 +43,8 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     F64 on the CPU only).  `needs` goes into the signature (see signature_json)."""
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
-        if target_name is not None:
-            module.operation.attributes["xlair.target"] = ir.StringAttr.get(target(target_name).name)
-        pipeline.run(module, "xla-to-iree-input")
+    pipeline.run(module, "xla-to-iree-input" + (f"{{target={target(target_name).name}}}" if target_name else ""))
+    with lock, context():
         host = host_calls_of(module)
         if HOST_CALLS_ATTR in module.operation.attributes:
             del module.operation.attributes[HOST_CALLS_ATTR]
@@ -164,7 +164,6 @@ def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None
             arch: str | None = None, replicas: int = 1, cache: bool = True,
             check_limits: bool = True):
     """Compile a computation for a target ("cpu", "vulkan", "cuda", "rocm" or IREE names)."""
-    from .runtime import Executable
     vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
                         check_limits=check_limits)
     return Executable(vmfb, target)

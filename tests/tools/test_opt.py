@@ -196,7 +196,8 @@ def test_bad_input_is_a_diagnostic(capsys, tmp_path, what, text, message):
     (["-p", "no-such-pass"], "unknown pass 'no-such-pass'"),
     (["--pass-pipeline=builtin.module(canonicalize"], "unbalanced parentheses"),
     (["--pass-pipeline=builtin.module(func.func(xla-to-linalg))"], "cannot be nested"),
-    (["-p", "xla-to-linalg{x=1}"], "takes no options"),
+    (["-p", "xla-to-linalg{x=1}"], "option 'x' is not one it takes (its options: target=<cpu|vulkan|cuda|rocm>)"),
+    (["-p", "xla-to-linalg{target=tpu}"], "option target must be one of cpu, vulkan, cuda, rocm; got 'tpu'"),
     (["-p", "canonicalize{no-such-option=1}"], "no such option"),
 ])
 def test_bad_pipeline_is_reported_once(capsys, tmp_path, args, message):
@@ -294,3 +295,28 @@ def test_mutated_inputs_never_crash(tmp_path):
     for line in r.stderr.splitlines():
         if "error:" in line:
             assert line.startswith(str(path)), line
+
+
+SORT = """func.func @main(%a: tensor<20000xf32>) -> tensor<20000xf32> {
+  %r = "xla.sort"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %lt = "xla.lt"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    "xla.return"(%lt) : (tensor<i1>) -> ()
+  }) {dimension = 0 : i64, is_stable = false} : (tensor<20000xf32>) -> tensor<20000xf32>
+  return %r : tensor<20000xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("pipeline,kernel", [
+    ("xla-to-linalg{target=cpu}", True),
+    ("builtin.module(xla-simplify,xla-to-linalg{target=cpu},cse)", True),
+    ("xla-to-linalg{target=vulkan}", False),
+    ("xla-to-linalg", False),
+])
+def test_target_is_a_pass_option(capsys, tmp_path, pipeline, kernel):
+    """The target reaches the patterns as the pass option: a long sort is the CPU's hand-written
+    radix-sort dispatch with target=cpu only."""
+    rc, out, err = run_opt(capsys, tmp_path, SORT, "-p", pipeline)
+    assert rc == 0, err
+    assert ("flow.dispatch @xlair_radix" in out) == kernel and "xla." not in out

@@ -1,9 +1,9 @@
-// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+// RUN: xlair-opt %s -p 'xla-to-linalg{target=cpu}' | filecheck %s
 
-// What xlair hands IREE for the CPU (`xlair.target = "cpu"` on the module); other targets get
+// What xlair hands IREE for the CPU (`xla-to-linalg{target=cpu}`); other targets get
 // the portable linalg.generic form (gather_portable.mlir).
 
-module attributes {xlair.target = "cpu"} {
+module {
 
 // Rows of a table: a linalg.generic builds the start indices (i64, clamped to [0, 1000 - 1]
 // so the slice fits), then IREE's iree_linalg_ext.gather takes whole rows, kept a dispatch of

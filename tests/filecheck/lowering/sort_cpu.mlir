@@ -1,4 +1,4 @@
-// RUN: xlair-opt %s -p xla-to-linalg | filecheck %s
+// RUN: xlair-opt %s -p 'xla-to-linalg{target=cpu}' | filecheck %s
 
 // For the CPU, a long row sorts in a hand-written kernel dispatched with flow.dispatch:
 // a radix sort for a one-key less-than, a merge sort with the comparator inlined otherwise.
@@ -25,7 +25,7 @@
 // CHECK: flow.dispatch @xlair_radix_split_{{[0-9]+}}::@xlair_radix_split_{{[0-9]+}}
 // CHECK: flow.dispatch @xlair_radix_buckets_{{[0-9]+}}::@xlair_radix_buckets_{{[0-9]+}}
 // CHECK-NOT: xla.
-module attributes {xlair.target = "cpu"} {
+module {
 func.func @radix(%a: tensor<1000xf32>) -> tensor<1000xf32> {
   %r = "xla.sort"(%a) ({
   ^bb0(%x: tensor<f32>, %y: tensor<f32>):

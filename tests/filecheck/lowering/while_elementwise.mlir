@@ -1,4 +1,4 @@
-// RUN: xlair-opt %s -p xla-to-iree-input | filecheck %s
+// RUN: xlair-opt %s -p 'xla-to-iree-input{target=cpu}' | filecheck %s
 
 // On the CPU target an element-wise While (scalars and arrays of one shape, element-wise
 // condition and body) runs per element: one linalg.generic whose body is an scf.while over
@@ -15,7 +15,7 @@
 // CHECK: linalg.yield
 // CHECK: tensor.extract %{{.*}}[%c0] : tensor<4xi32>
 // CHECK-NOT: xla.
-module attributes {xlair.target = "cpu"} {
+module {
 func.func @main(%v: tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>> {
   %z = "xla.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
   %init = "xla.tuple"(%z, %v) : (tensor<i32>, tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>>
