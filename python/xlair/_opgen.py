@@ -87,3 +87,41 @@ def make(opdef: OpDef, name: str):
     return op_function
 
 
+#: Op's operators, as XlaOp has in C++: method -> (op function, operands swapped)
+_BINARY = {"__add__": ("add", False), "__radd__": ("add", True), "__sub__": ("sub", False),
+           "__rsub__": ("sub", True), "__mul__": ("mul", False), "__rmul__": ("mul", True),
+           "__truediv__": ("div", False), "__rtruediv__": ("div", True), "__mod__": ("rem", False),
+           "__and__": ("and_", False), "__or__": ("or_", False), "__xor__": ("xor", False),
+           "__lshift__": ("shift_left", False), "__rshift__": ("shift_right_arithmetic", False)}
+_UNARY = {"__neg__": "neg", "__invert__": "not_"}
+
+
+def attach_operators(ops: dict) -> None:
+    """Give `Op` its operators over the op functions of `ops` (the namespace of xlair.ops, read
+    at each call; a Python number becomes a constant of the other operand's type).  xlair.ops
+    calls this once its functions exist, as JAX sets the methods of its arrays: builder.py,
+    which the op functions are made over, imports nothing of them."""
+    def _bin(self, name, other, swap=False):
+        if not isinstance(other, Op):
+            other = ops["constant"](self.builder, np.asarray(other, dtype=self.shape.dtype))
+        a, b = (other, self) if swap else (self, other)
+        return ops[name](a, b)
+
+    def binary(method, name, swap):
+        def operator(self, o):
+            return self._bin(name, o, swap)
+        operator.__name__, operator.__qualname__ = method, f"Op.{method}"
+        return operator
+
+    def unary(method, name):
+        def operator(self):
+            return ops[name](self)
+        operator.__name__, operator.__qualname__ = method, f"Op.{method}"
+        return operator
+
+    _bin.__qualname__ = "Op._bin"
+    Op._bin = _bin
+    for method, (name, swap) in _BINARY.items():
+        setattr(Op, method, binary(method, name, swap))
+    for method, name in _UNARY.items():
+        setattr(Op, method, unary(method, name))

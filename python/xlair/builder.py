@@ -49,36 +49,8 @@ class Op:
         node = self.builder._nodes[self.index]
         return f"<xla.Op {node.label} : {self.shape}>"
 
-    # operator sugar, as XlaOp has in C++
-    def _bin(self, name, other, swap=False):
-        from . import ops
-        if not isinstance(other, Op):
-            other = ops.constant(self.builder, np.asarray(other, dtype=self.shape.dtype))
-        a, b = (other, self) if swap else (self, other)
-        return getattr(ops, name)(a, b)
-
-    def __add__(self, o): return self._bin("add", o)
-    def __radd__(self, o): return self._bin("add", o, True)
-    def __sub__(self, o): return self._bin("sub", o)
-    def __rsub__(self, o): return self._bin("sub", o, True)
-    def __mul__(self, o): return self._bin("mul", o)
-    def __rmul__(self, o): return self._bin("mul", o, True)
-    def __truediv__(self, o): return self._bin("div", o)
-    def __rtruediv__(self, o): return self._bin("div", o, True)
-    def __mod__(self, o): return self._bin("rem", o)
-    def __and__(self, o): return self._bin("and_", o)
-    def __or__(self, o): return self._bin("or_", o)
-    def __xor__(self, o): return self._bin("xor", o)
-    def __lshift__(self, o): return self._bin("shift_left", o)
-    def __rshift__(self, o): return self._bin("shift_right_arithmetic", o)
-
-    def __neg__(self):
-        from . import ops
-        return ops.neg(self)
-
-    def __invert__(self):
-        from . import ops
-        return ops.not_(self)
+    # operator sugar (+, -, *, /, %, &, |, ^, <<, >>, unary - and ~), as XlaOp has in C++: set by
+    # xlair.ops over its op functions (_opgen.attach_operators), which are made above this module
 
     __hash__ = object.__hash__
 

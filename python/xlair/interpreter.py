@@ -10,6 +10,7 @@ from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape
 
 from .computation import Computation
+from .effects import _GLOBAL_CHANNELS, HostContext, ReplicaRun
 from .values import check_args
 
 
@@ -17,7 +18,6 @@ def interpret(comp: Computation, *args, host=None):
     """Evaluate a computation on host values; tuples come back as Python tuples.  `host` (an
     `xlair.host.HostContext`) holds the infeed and outfeed queues the side effects use (by
     default a new one; then Infeed has nothing to read)."""
-    from .host import HostContext, ReplicaRun, _GLOBAL_CHANNELS
     sig = comp.program_shape
     vals = check_args(sig.params, args, f"computation {comp.name}")
     host = HostContext(0, comp.name) if host is None else host
@@ -32,7 +32,6 @@ def interpret_replicated(comp: Computation, args_per_replica, hosts=None, timeou
     collectives meeting as in `Executable.run_replicated`; returns their results.  `hosts`:
     one `xlair.host.HostContext` per replica (for infeed/outfeed), made when not given."""
     import threading
-    from .host import HostContext, ReplicaRun
     n = len(args_per_replica)
     sig = comp.program_shape
     vals = [check_args(sig.params, a, f"computation {comp.name} replica {r}") for r, a in enumerate(args_per_replica)]

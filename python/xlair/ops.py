@@ -16,7 +16,7 @@ import numpy as _np
 from xlair.dialect.checks import Check as _Check
 from xlair.dialect.core import all_ops as _all_ops
 
-from ._opgen import make as _make, python_name as _python_name
+from ._opgen import attach_operators as _attach_operators, make as _make, python_name as _python_name
 
 __all__ = []
 for _d in _all_ops():
@@ -46,3 +46,5 @@ def constant(builder, value, dtype=None):
 
 
 constant.__signature__ = _inspect.signature(lambda builder, value, dtype=None: None)
+
+_attach_operators(globals())     # Op's +, -, *, ... over the functions above

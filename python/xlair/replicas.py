@@ -2,7 +2,7 @@
 
 * Threads in one process: `exe.run_replicated([args_0, ..., args_{N-1}])` (exe compiled with
   `replicas=N`).  Each replica is its own IREE invocation in its own VM context (thread
-  `xlair-replica-<r>`); their collectives meet in a `host.ReplicaRun` (a rendezvous keyed by
+  `xlair-replica-<r>`); their collectives meet in an `effects.ReplicaRun` (a rendezvous keyed by
   call site and per-replica call count), Send/Recv channels are the run's own.
 * MPI: under `mpirun -n N python prog.py`, `comm = xlair.replicas.mpi()` and
   `exe.run_on_rank(comm, args)` run the rank's replica (replica id = rank).  Collectives use
@@ -16,6 +16,10 @@
 
 A run that fails raises `XlaError` naming the failed replica; no wait lasts longer than the
 timeout (Executable.timeout, default 60 s).
+
+`Executable.run_replicated` and `Executable.run_on_rank` are set here (at the end), as xlair.ops
+sets the operators of `Op`: this module runs the replicas of an Executable, the runtime knows
+nothing of it.
 """
 from __future__ import annotations
 
@@ -27,7 +31,8 @@ import numpy as np
 
 from xlair.dialect.checks import Check, XlaError
 
-from . import host as _host
+from .effects import ReplicaRun
+from .runtime import Executable
 from .values import check_args
 
 _JOIN_MARGIN = 30.0
@@ -44,7 +49,7 @@ def run_threads(exe, args_per_replica, timeout: float) -> list:
             raise XlaError(f"run_replicated: the arguments of replica {r} must be a list or tuple; "
                            f"got {type(args).__name__}")
         vals.append(check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {r}"))
-    run = _host.ReplicaRun(n, timeout)
+    run = ReplicaRun(n, timeout)
     results: list = [None] * n
     errors: list = [None] * n
     finished = threading.Semaphore(0)
@@ -331,3 +336,26 @@ def run_mpi(exe, comm, args, timeout: float):
         c.Free()
     run.comm.Free()
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# the Executable's methods
+# ----------------------------------------------------------------------------------------
+def run_replicated(self, args_per_replica, timeout: float | None = None) -> list:
+    """Run the N replicas the executable was compiled for (`replicas=N`), each in its own
+    thread and VM context; returns the list of their results.  If a replica fails, the
+    call raises XlaError naming it (the others stop at their next wait); no wait lasts
+    longer than `timeout` (default `self.timeout`)."""
+    return run_threads(self, args_per_replica, self.timeout if timeout is None else timeout)
+
+
+def run_on_rank(self, comm, args, timeout: float | None = None):
+    """Run this MPI rank's replica (replica id = rank) with `args`; collectives go through
+    MPI (xlair.replicas.mpi()).  Every rank raises if any rank fails."""
+    return run_mpi(self, comm, args, self.timeout if timeout is None else timeout)
+
+
+for _method in (run_replicated, run_on_rank):
+    _method.__qualname__ = f"Executable.{_method.__name__}"
+    setattr(Executable, _method.__name__, _method)
+del _method

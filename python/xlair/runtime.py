@@ -1,7 +1,6 @@
 """`Executable`: a compiled computation loaded into IREE's runtime, called with numpy."""
 from __future__ import annotations
 
-import functools
 import json
 import os
 import threading
@@ -9,21 +8,16 @@ import threading
 import numpy as np
 
 from xlair.dialect.checks import XlaError
-from xlair.dialect.ir import context, ir, lock
-from xlair.dialect.types import Shape
 
-from . import cpus, host
+from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
-from .values import check_args, flatten, unflatten
+from .device import from_device as _from_device, iree_runtime as _rt, layout as _layout
+from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
+from .values import check_args, flatten, parse_shape, unflatten
 
 _instance = None
 _configs: dict[str, object] = {}
 _rt_lock = threading.Lock()
-
-
-def _rt():
-    import iree.runtime as rt
-    return rt
 
 
 def _config(driver: str):
@@ -76,11 +70,6 @@ def _signature_from_vm(vm_module) -> dict:
     return json.loads(text)
 
 
-def _shape(s: str) -> Shape:
-    with lock, context():
-        return Shape.from_mlir(ir.Type.parse(s))
-
-
 class Executable:
     """A computation compiled for one target.  Call it with numpy arrays (or scalars); a
     tuple result comes back as a Python tuple."""
@@ -101,8 +90,8 @@ class Executable:
             self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
             sig = _signature_from_vm(self._vm_module)
             self.name = sig.get("name", "main")
-            self.parameter_shapes = tuple(_shape(p) for p in sig["params"])
-            self.result_shape = _shape(sig["result"])
+            self.parameter_shapes = tuple(parse_shape(p) for p in sig["params"])
+            self.result_shape = parse_shape(sig["result"])
             self.replicas = int(sig.get("replicas", 1))
             if self.target.backend == "llvm-cpu":  # what the code needs of the CPU, from its signature
                 cpus.check_runnable(b"", sig.get("cpu"), f"the artifact {self.name!r}")
@@ -129,8 +118,8 @@ class Executable:
         for site in self._sites:
             site.check(self.replicas)
         #: seconds any wait of a side effect or collective may take before it raises XlaError
-        self.timeout = host.DEFAULT_TIMEOUT
-        self._hosts = [host.HostContext(r, self.name) for r in range(self.replicas)]
+        self.timeout = effects.DEFAULT_TIMEOUT
+        self._hosts = [effects.HostContext(r, self.name) for r in range(self.replicas)]
         self._contexts: dict[int, object] = {}
         self._locks = [threading.Lock() for _ in range(self.replicas)]
         self._lock = self._locks[0]
@@ -154,19 +143,19 @@ class Executable:
 
     # -- infeed / outfeed ------------------------------------------------------------------------
     @property
-    def infeed(self) -> "host.Feed":
+    def infeed(self) -> "effects.Feed":
         """The infeed queue (of replica 0): `exe.infeed.put(value)` before or during a run."""
         return self._hosts[0].infeed_queue
 
     @property
-    def outfeed(self) -> "host.Feed":
+    def outfeed(self) -> "effects.Feed":
         """The outfeed queue (of replica 0): `exe.outfeed.get(timeout=...)`, `len(exe.outfeed)`."""
         return self._hosts[0].outfeed_queue
 
-    def infeed_queue(self, replica: int = 0) -> "host.Feed":
+    def infeed_queue(self, replica: int = 0) -> "effects.Feed":
         return self._hosts[self._replica_index(replica)].infeed_queue
 
-    def outfeed_queue(self, replica: int = 0) -> "host.Feed":
+    def outfeed_queue(self, replica: int = 0) -> "effects.Feed":
         return self._hosts[self._replica_index(replica)].outfeed_queue
 
     def _replica_index(self, replica) -> int:
@@ -184,22 +173,11 @@ class Executable:
             raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
                            "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
-        run = host.ReplicaRun(1, self.timeout, channels=host._GLOBAL_CHANNELS)
+        run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS)
         return self._invoke(0, vals, run)
 
-    def run_replicated(self, args_per_replica, timeout: float | None = None) -> list:
-        """Run the N replicas the executable was compiled for (`replicas=N`), each in its own
-        thread and VM context; returns the list of their results.  If a replica fails, the
-        call raises XlaError naming it (the others stop at their next wait); no wait lasts
-        longer than `timeout` (default `self.timeout`)."""
-        from .replicas import run_threads
-        return run_threads(self, args_per_replica, self.timeout if timeout is None else timeout)
-
-    def run_on_rank(self, comm, args, timeout: float | None = None):
-        """Run this MPI rank's replica (replica id = rank) with `args`; collectives go through
-        MPI (xlair.replicas.mpi()).  Every rank raises if any rank fails."""
-        from .replicas import run_mpi
-        return run_mpi(self, comm, args, self.timeout if timeout is None else timeout)
+    # run_replicated (replicas in threads) and run_on_rank (MPI) are methods set by xlair.replicas,
+    # which runs the replicas of an Executable (the runtime sits below it)
 
     def _invoke(self, replica: int, vals, run):
         """Run replica `replica` on checked argument values, its side effects in `run`."""
@@ -255,87 +233,6 @@ class Executable:
         for r in range(self.replicas):
             with self._locks[r]:
                 self._context(r).modules.module["xlair_rng_seed"](value)
-
-
-def _leaf_dtype(s: Shape) -> np.dtype:
-    return np.dtype(np.bool_) if s.is_token else s.dtype
-
-
-@functools.lru_cache(maxsize=4096)
-def _layout(s: Shape) -> tuple:
-    """(numpy dtype, dims, bytes) of a leaf (cached: np.prod alone was ~2 us a call)."""
-    dtype = _leaf_dtype(s)
-    dims = () if s.is_token else tuple(s.dims)
-    return dtype, dims, int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
-
-
-@functools.lru_cache(maxsize=64)
-def _hal_element_type(dtype: np.dtype):
-    from iree.runtime.dtypes import map_dtype_to_hal_element_type
-    return map_dtype_to_hal_element_type(dtype)
-
-
-def _to_device(device, a: np.ndarray, s: Shape):
-    """A host array as a device buffer view (unsigned types travel as their signless twins)."""
-    rt = _rt()
-    a = np.asarray(a)
-    if not s.is_token and s.element_type.is_unsigned:
-        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))
-    if not a.flags.c_contiguous:
-        a = a.copy()
-    et = _hal_element_type(a.dtype)
-    if et is None:
-        raise XlaError(f"no IREE element type for numpy dtype {a.dtype}")
-    return device.allocator.allocate_buffer_copy(
-        memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-        device=device, buffer=a, element_type=et)
-
-
-def _from_device(device, bv, s: Shape, copy: bool = True) -> np.ndarray:
-    """Read a result buffer back into a numpy array of the leaf's shape.
-
-    Buffers the host may map (local-task, local-sync) are mapped and copied, or with
-    `copy=False` viewed: for the results of a call, which are buffers of their own that the
-    view keeps alive (not for the operands of a host call, which may be transient buffers
-    the program reuses once the call returns).  Device-local
-    buffers (Vulkan, CUDA, HIP) are copied on the device queue into a HOST_LOCAL |
-    DEVICE_VISIBLE staging buffer that is then mapped: IREE's own `DeviceArray.to_host()` imports
-    a numpy allocation instead, which Vulkan drivers with a large
-    minImportedHostPointerAlignment (Mesa lavapipe: 4096) refuse.
-    """
-    rt = _rt()
-    dtype, dims, want = _layout(s)
-    buf = bv.get_buffer()
-    length = buf.byte_length()
-    if length < want:
-        raise XlaError(f"result buffer holds {length} bytes; {s} needs {want}")
-    if want == 0:
-        return np.zeros(dims, dtype)
-    mappable = (buf.memory_type() & int(rt.MemoryType.HOST_VISIBLE)
-                and buf.allowed_usage() & int(rt.BufferUsage.MAPPING_SCOPED))
-    if not mappable:
-        staging = device.allocator.allocate_buffer(
-            memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
-            allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
-            allocation_size=length)
-        sem = device.create_semaphore(0)
-        device.queue_copy(buf, staging, wait_semaphores=rt.HalFence.create_at(sem, 0),
-                          signal_semaphores=rt.HalFence.create_at(sem, 1))
-        rt.HalFence.create_at(sem, 1).wait()
-        buf = staging
-        mapped = buf.map()
-        raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
-        del mapped
-        return raw.view(dtype).reshape(dims)
-    if not copy and length == want and not s.is_token:
-        return buf.map().asarray(dims, dtype)            # the common case, in one step
-    raw = buf.map().asarray((length,), np.dtype(np.uint8))[:want]
-    if copy:
-        raw = np.array(raw)
-    # else a view of the mapped buffer, which the array keeps alive: results are buffers of
-    # this call (inputs were copied into buffers of their own), so no copy is needed (4 MB:
-    # ~1 ms of page faults and copying)
-    return raw.view(dtype).reshape(dims)
 
 
 def _unshare(host: list) -> None:

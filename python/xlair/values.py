@@ -1,4 +1,5 @@
-"""Checking host values against XLA shapes (shared by executables and the interpreter)."""
+"""Checking host values against XLA shapes (shared by executables and the interpreter), and the
+shapes of an executable's signature."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -6,7 +7,14 @@ from typing import Sequence
 import numpy as np
 
 from xlair.dialect.checks import XlaError, show
+from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape, element_type
+
+
+def parse_shape(text: str) -> Shape:
+    """The Shape of a type as a signature writes it (`Shape.mlir_str`)."""
+    with lock, context():
+        return Shape.from_mlir(ir.Type.parse(text))
 
 
 def check_args(shapes: Sequence[Shape], args: Sequence, who: str) -> list:

@@ -1,0 +1,98 @@
+"""Host arrays as IREE device buffers and back, leaf by leaf (tuples are flattened by
+xlair.values): shared by the executables (runtime.py) and the host module of their side
+effects (host.py)."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from xlair.dialect.checks import XlaError
+from xlair.dialect.types import Shape
+
+
+def iree_runtime():
+    """iree.runtime, imported when first needed (not by `import xlair`)."""
+    import iree.runtime as rt
+    return rt
+
+
+def leaf_dtype(s: Shape) -> np.dtype:
+    return np.dtype(np.bool_) if s.is_token else s.dtype
+
+
+@functools.lru_cache(maxsize=4096)
+def layout(s: Shape) -> tuple:
+    """(numpy dtype, dims, bytes) of a leaf (cached: np.prod alone was ~2 us a call)."""
+    dtype = leaf_dtype(s)
+    dims = () if s.is_token else tuple(s.dims)
+    return dtype, dims, int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+
+
+@functools.lru_cache(maxsize=64)
+def _hal_element_type(dtype: np.dtype):
+    from iree.runtime.dtypes import map_dtype_to_hal_element_type
+    return map_dtype_to_hal_element_type(dtype)
+
+
+def to_device(device, a: np.ndarray, s: Shape):
+    """A host array as a device buffer view (unsigned types travel as their signless twins)."""
+    rt = iree_runtime()
+    a = np.asarray(a)
+    if not s.is_token and s.element_type.is_unsigned:
+        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    et = _hal_element_type(a.dtype)
+    if et is None:
+        raise XlaError(f"no IREE element type for numpy dtype {a.dtype}")
+    return device.allocator.allocate_buffer_copy(
+        memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+        device=device, buffer=a, element_type=et)
+
+
+def from_device(device, bv, s: Shape, copy: bool = True) -> np.ndarray:
+    """Read a result buffer back into a numpy array of the leaf's shape.
+
+    Buffers the host may map (local-task, local-sync) are mapped and copied, or with
+    `copy=False` viewed: for the results of a call, which are buffers of their own that the
+    view keeps alive (not for the operands of a host call, which may be transient buffers
+    the program reuses once the call returns).  Device-local
+    buffers (Vulkan, CUDA, HIP) are copied on the device queue into a HOST_LOCAL |
+    DEVICE_VISIBLE staging buffer that is then mapped: IREE's own `DeviceArray.to_host()` imports
+    a numpy allocation instead, which Vulkan drivers with a large
+    minImportedHostPointerAlignment (Mesa lavapipe: 4096) refuse.
+    """
+    rt = iree_runtime()
+    dtype, dims, want = layout(s)
+    buf = bv.get_buffer()
+    length = buf.byte_length()
+    if length < want:
+        raise XlaError(f"result buffer holds {length} bytes; {s} needs {want}")
+    if want == 0:
+        return np.zeros(dims, dtype)
+    mappable = (buf.memory_type() & int(rt.MemoryType.HOST_VISIBLE)
+                and buf.allowed_usage() & int(rt.BufferUsage.MAPPING_SCOPED))
+    if not mappable:
+        staging = device.allocator.allocate_buffer(
+            memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
+            allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
+            allocation_size=length)
+        sem = device.create_semaphore(0)
+        device.queue_copy(buf, staging, wait_semaphores=rt.HalFence.create_at(sem, 0),
+                          signal_semaphores=rt.HalFence.create_at(sem, 1))
+        rt.HalFence.create_at(sem, 1).wait()
+        buf = staging
+        mapped = buf.map()
+        raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
+        del mapped
+        return raw.view(dtype).reshape(dims)
+    if not copy and length == want and not s.is_token:
+        return buf.map().asarray(dims, dtype)            # the common case, in one step
+    raw = buf.map().asarray((length,), np.dtype(np.uint8))[:want]
+    if copy:
+        raw = np.array(raw)
+    # else a view of the mapped buffer, which the array keeps alive: results are buffers of
+    # this call (inputs were copied into buffers of their own), so no copy is needed (4 MB:
+    # ~1 ms of page faults and copying)
+    return raw.view(dtype).reshape(dims)
