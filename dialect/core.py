@@ -94,6 +94,9 @@ class OpDef:
     bind: Callable | None = None       # custom mapping of a Python call onto params
     side_effecting: bool = False
     takes_builder: bool = False        # no array operand: the python function takes the Builder first
+    #: the reference reads the running replica's state (side effects, collectives): the
+    #: interpreter passes itself as `interp=`
+    reference_takes_interp: bool = False
 
     def __post_init__(self):
         if not self.name:

@@ -36,11 +36,6 @@ from ..core import Attr, Comp, OpDef, Operand, register
 from ..types import PRED, U32, Shape
 
 
-def _wants_interp(fn):
-    fn.wants_interp = True
-    return fn
-
-
 def _host(interp):
     return interp.host
 
@@ -108,13 +103,13 @@ def permute_source(pairs, me: int):
 
 
 # -- ReplicaId -------------------------------------------------------------------------------
-@_wants_interp
 def _replica_id_ref(*, result, interp):
     return np.uint32(_host(interp).replica_id)
 
 
 register(OpDef("ReplicaId", (), lambda chk: Shape(U32, ()), _replica_id_ref, "collectives", "ReplicaId",
-               takes_builder=True, doc="the id of the replica running the program (U32 scalar in [0, N))"))
+               takes_builder=True, reference_takes_interp=True,
+               doc="the id of the replica running the program (U32 scalar in [0, N))"))
 
 
 # -- AllReduce -------------------------------------------------------------------------------
@@ -144,7 +139,6 @@ def _all_reduce_infer(chk, operand, computation, replica_groups=(), channel_id=N
     return operand
 
 
-@_wants_interp
 def _all_reduce_ref(operand, computation, replica_groups=(), channel_id=None, *, result, interp):
     values, _ = _host(interp).exchange("all_reduce", interp.site, replica_groups, operand)
     leaves = result.leaves()
@@ -159,6 +153,7 @@ def _all_reduce_ref(operand, computation, replica_groups=(), channel_id=None, *,
 register(OpDef("AllReduce", (Operand("operand"), Comp("computation"),
                              Attr("replica_groups", IntLists(), ()), Attr("channel_id", Optional(Int()), None)),
                _all_reduce_infer, _all_reduce_ref, "collectives", "AllReduce", side_effecting=True,
+               reference_takes_interp=True,
                doc="reduce the operand (or each element of a tuple) across the replicas of each group"))
 
 
@@ -170,7 +165,6 @@ def _crs_infer(chk, operand, replica_groups=()):
     return operand
 
 
-@_wants_interp
 def _crs_ref(operand, replica_groups=(), *, result, interp):
     values, _ = _host(interp).exchange("cross_replica_sum", interp.site, replica_groups, operand)
     out = fold(values, np.add)
@@ -180,6 +174,7 @@ def _crs_ref(operand, replica_groups=(), *, result, interp):
 
 register(OpDef("CrossReplicaSum", (Operand("operand"), Attr("replica_groups", IntLists(), ())),
                _crs_infer, _crs_ref, "collectives", "CrossReplicaSum", side_effecting=True,
+               reference_takes_interp=True,
                doc="AllReduce with a summation computation"))
 
 
@@ -197,7 +192,6 @@ def _all_gather_infer(chk, operand, all_gather_dim, shard_count, replica_groups=
     return operand.with_dims(dims)
 
 
-@_wants_interp
 def _all_gather_ref(operand, all_gather_dim, shard_count, replica_groups=(), channel_id=None, *, result,
                     interp):
     values, _ = _host(interp).exchange("all_gather", interp.site, replica_groups, operand,
@@ -208,6 +202,7 @@ def _all_gather_ref(operand, all_gather_dim, shard_count, replica_groups=(), cha
 register(OpDef("AllGather", (Operand("operand"), Attr("all_gather_dim", Int()), Attr("shard_count", Int()),
                              Attr("replica_groups", IntLists(), ()), Attr("channel_id", Optional(Int()), None)),
                _all_gather_infer, _all_gather_ref, "collectives", "AllGather", side_effecting=True,
+               reference_takes_interp=True,
                doc="concatenate the operands of each group's replicas along all_gather_dim"))
 
 
@@ -229,7 +224,6 @@ def _all_to_all_infer(chk, operand, split_dimension, concat_dimension, split_cou
     return operand.with_dims(dims)
 
 
-@_wants_interp
 def _all_to_all_ref(operand, split_dimension, concat_dimension, split_count, replica_groups=(), *, result,
                     interp):
     values, index = _host(interp).exchange("all_to_all", interp.site, replica_groups, operand,
@@ -240,6 +234,7 @@ def _all_to_all_ref(operand, split_dimension, concat_dimension, split_count, rep
 register(OpDef("AllToAll", (Operand("operand"), Attr("split_dimension", Int()), Attr("concat_dimension", Int()),
                             Attr("split_count", Int()), Attr("replica_groups", IntLists(), ())),
                _all_to_all_infer, _all_to_all_ref, "collectives", "AllToAll", side_effecting=True,
+               reference_takes_interp=True,
                doc="scatter split_count blocks of the operand to the group, gather the received blocks"))
 
 
@@ -257,7 +252,6 @@ def _permute_infer(chk, operand, source_target_pairs):
     return operand
 
 
-@_wants_interp
 def _permute_ref(operand, source_target_pairs, *, result, interp):
     host = _host(interp)
     values, _ = host.exchange("collective_permute", interp.site, (), operand,
@@ -268,4 +262,5 @@ def _permute_ref(operand, source_target_pairs, *, result, interp):
 
 register(OpDef("CollectivePermute", (Operand("operand"), Attr("source_target_pairs", IntLists(2))),
                _permute_infer, _permute_ref, "collectives", "CollectivePermute", side_effecting=True,
+               reference_takes_interp=True,
                doc="send the operand from each source replica to its target; others get zeros"))

@@ -53,11 +53,6 @@ def _host(interp, what):
     return host
 
 
-def _wants_interp(fn):
-    fn.wants_interp = True
-    return fn
-
-
 def _opt_token_bind(*names):
     """bind(...) mapping an optional `token=` (an XlaOp or None) onto the 'token' operand group."""
     def bind(*args, **kw):
@@ -107,7 +102,6 @@ def _custom_call_infer(chk, target_name, args, shape):
     return shape
 
 
-@_wants_interp
 def _custom_call_ref(target_name, args, shape, *, result, interp):
     return _host(interp, "CustomCall").custom_call(target_name, list(args), result)
 
@@ -120,6 +114,7 @@ def _custom_call_bind(target_name, args, shape):
 register(OpDef("CustomCall", (Attr("target_name", Str()), Operands("args"), Attr("shape", ShapeKind())),
                _custom_call_infer, _custom_call_ref, "side_effects", "CustomCall",
                bind=_custom_call_bind, side_effecting=True,
+               reference_takes_interp=True,
                doc="call a target registered by name (xlair.register_custom_call): a Python "
                    "callable or a C function void f(void* out, void** in)"))
 
@@ -131,7 +126,6 @@ def _infeed_infer(chk, shape, token=()):
     return Shape.tuple([shape, Shape.token()]) if token else shape
 
 
-@_wants_interp
 def _infeed_ref(shape, token=(), *, result, interp):
     data = _host(interp, "Infeed").infeed(shape, interp.site)
     return (data, np.zeros((), np.bool_)) if token else data
@@ -140,6 +134,7 @@ def _infeed_ref(shape, token=(), *, result, interp):
 register(OpDef("Infeed", (Attr("shape", ShapeKind()), Operands("token")), _infeed_infer, _infeed_ref,
                "side_effects", "Infeed", bind=_opt_token_bind("shape"), takes_builder=True,
                side_effecting=True,
+               reference_takes_interp=True,
                doc="the next item of the executable's infeed queue (with token=: (data, token))"))
 
 
@@ -152,7 +147,6 @@ def _outfeed_infer(chk, operand, shape_with_layout=None, outfeed_config="", toke
     return Shape.token()
 
 
-@_wants_interp
 def _outfeed_ref(operand, shape_with_layout=None, outfeed_config="", token=(), *, result, interp):
     _host(interp, "Outfeed").outfeed(operand)
     return np.zeros((), np.bool_)
@@ -162,6 +156,7 @@ register(OpDef("Outfeed", (Operand("operand"), Attr("shape_with_layout", Optiona
                            Attr("outfeed_config", Str(), ""), Operands("token")),
                _outfeed_infer, _outfeed_ref, "side_effects", "Outfeed",
                bind=_opt_token_bind("operand", "shape_with_layout", "outfeed_config"), side_effecting=True,
+               reference_takes_interp=True,
                doc="append the operand to the executable's outfeed queue; returns a token"))
 
 
@@ -179,7 +174,6 @@ def _send_infer(chk, operand, channel_handle, token=()):
     return Shape.token()
 
 
-@_wants_interp
 def _send_ref(operand, channel_handle, token=(), *, result, interp):
     _host(interp, "Send").send(channel_handle, np.asarray(operand))
     return np.zeros((), np.bool_)
@@ -188,6 +182,7 @@ def _send_ref(operand, channel_handle, token=(), *, result, interp):
 register(OpDef("Send", (Operand("operand"), Attr("channel_handle", Int()), Operands("token")),
                _send_infer, _send_ref, "side_effects", "Send",
                bind=_opt_token_bind("operand", "channel_handle"), side_effecting=True,
+               reference_takes_interp=True,
                doc="queue the operand on a channel for a Recv of the same handle; returns a token"))
 
 
@@ -199,7 +194,6 @@ def _recv_infer(chk, shape, channel_handle, token=()):
     return Shape.tuple([shape, Shape.token()]) if token else shape
 
 
-@_wants_interp
 def _recv_ref(shape, channel_handle, token=(), *, result, interp):
     data = _host(interp, "Recv").recv(channel_handle, shape)
     return (data, np.zeros((), np.bool_)) if token else data
@@ -208,4 +202,5 @@ def _recv_ref(shape, channel_handle, token=(), *, result, interp):
 register(OpDef("Recv", (Attr("shape", ShapeKind()), Attr("channel_handle", Int()), Operands("token")),
                _recv_infer, _recv_ref, "side_effects", "Recv",
                bind=_opt_token_bind("shape", "channel_handle"), takes_builder=True, side_effecting=True,
+               reference_takes_interp=True,
                doc="the next value a Send of the same channel queued (waits up to the timeout)"))

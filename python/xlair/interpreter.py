@@ -132,7 +132,7 @@ class _Interp:
             else:
                 kw[p.name] = v
         extra = {}
-        if getattr(opdef.reference, "wants_interp", False):
+        if opdef.reference_takes_interp:
             extra = {"interp": self}
             self.site = self.site_of(op)
         result = _batched(Shape.from_mlir(op.results[0].type), batch)
