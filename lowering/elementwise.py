@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf
-from xlair.dialect.types import F32, F64, ElementType, Shape
+from xlair.dialect.types import F32, F64, S32, ElementType, Shape
 
 import xlair.dialect.ops  # noqa: F401  (the records this file lowers)
 
@@ -439,10 +439,6 @@ def convert_tensor(x: ir.Value, s: Shape, et: ElementType) -> ir.Value:
                    lambda a, _o: convert_scalar(a, s.element_type, et))[0]
 
 
-def _int_const(t, v: int) -> ir.Value:
-    return arith.constant(t, ir.IntegerAttr.get(t, v))
-
-
 def _f32_to_bf16(x: ir.Value) -> ir.Value:
     """An F32 rounded to BF16 (to nearest, ties to even) with integer ops on its bits, as XLA
     rounds: LLVM's own f32 -> bf16 is a call to compiler-rt's __truncsfbf2 on CPUs without
@@ -452,10 +448,10 @@ def _f32_to_bf16(x: ir.Value) -> ir.Value:
     its sign and top payload bits and becomes quiet."""
     i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
     bits = arith.bitcast(i32, x)
-    c16 = _int_const(i32, 16)
-    odd = arith.andi(arith.shrui(bits, c16), _int_const(i32, 1))
-    rounded = arith.shrui(arith.addi(bits, arith.addi(_int_const(i32, 0x7FFF), odd)), c16)
-    quiet_nan = arith.ori(arith.shrui(bits, c16), _int_const(i32, 0x40))
+    c16 = _c(S32, 16)
+    odd = arith.andi(arith.shrui(bits, c16), _c(S32, 1))
+    rounded = arith.shrui(arith.addi(bits, arith.addi(_c(S32, 0x7FFF), odd)), c16)
+    quiet_nan = arith.ori(arith.shrui(bits, c16), _c(S32, 0x40))
     r = arith.select(_cmpf(CF.UNO, x, x), quiet_nan, rounded)
     return arith.bitcast(ir.BF16Type.get(), arith.trunci(i16, r))
 
@@ -470,8 +466,8 @@ def _f64_to_f32_odd(x: ir.Value) -> ir.Value:
     back = arith.extf(x.type, y)
     bits = arith.bitcast(i32, y)
     away = _cmpf(CF.OGT, math.absf(back), math.absf(x))       # rounded away from zero: step back
-    toward_zero = arith.select(away, arith.subi(bits, _int_const(i32, 1)), bits)
-    odd = arith.ori(toward_zero, _int_const(i32, 1))
+    toward_zero = arith.select(away, arith.subi(bits, _c(S32, 1)), bits)
+    odd = arith.ori(toward_zero, _c(S32, 1))
     return arith.bitcast(F32.builtin_type(), arith.select(_cmpf(CF.UNE, back, x), odd, bits))
 
 

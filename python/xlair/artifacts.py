@@ -10,6 +10,15 @@ import tempfile
 _SEAL = b"XLAIRSHA"
 
 
+def iree_version() -> str:
+    """The IREE compiler's version: part of every cache key (a new IREE invalidates entries)."""
+    try:
+        from iree.compiler import version
+        return str(getattr(version, "VERSION", ""))
+    except ImportError:
+        return ""
+
+
 def seal(vmfb: bytes) -> bytes:
     """An xlair artifact: the IREE module, its sha256 and the mark `XLAIRSHA`.  IREE's loaders
     (iree.runtime, iree-run-module) ignore the 40 trailing bytes; `xla.load` and the compile

@@ -12,7 +12,7 @@ from xlair.lowering import pipeline
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
 from . import cpus
-from .artifacts import cache_dir, cache_get, cache_put, is_sealed, seal  # noqa: F401
+from .artifacts import cache_dir, cache_get, cache_put, iree_version, is_sealed, seal  # noqa: F401
 from .computation import Computation
 from .runtime import Executable
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
@@ -79,11 +79,7 @@ def _source_hash() -> str:
         for root in roots:
             for p in sorted(root.rglob("*.py")):
                 h.update(p.read_bytes())
-        try:
-            from iree.compiler import version
-            h.update(str(getattr(version, "VERSION", "")).encode())
-        except ImportError:
-            pass
+        h.update(iree_version().encode())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
 

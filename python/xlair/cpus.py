@@ -19,7 +19,7 @@ import re
 
 from xlair.dialect.checks import XlaError
 
-from .artifacts import cache_dir, elf_machines, write_atomic
+from .artifacts import cache_dir, elf_machines, iree_version, write_atomic
 
 CPU_FLAG = "--iree-llvmcpu-target-cpu"
 
@@ -36,19 +36,11 @@ class Cross:
 
 _AARCH64 = "aarch64-unknown-linux-gnu"
 _RISCV64 = "riscv64-unknown-linux-gnu"
-#: Chips named for cross-compilation.  Other names with these prefixes are LLVM CPU names of the
-#: same architecture (`cortex-a78`, `apple-m1`, `sifive-x280`, ...).
-CROSS = {
-    "aarch64": Cross(_AARCH64, "generic"),
-    "generic-aarch64": Cross(_AARCH64, "generic"),
-    "neoverse-n1": Cross(_AARCH64, "neoverse-n1"),
-    "neoverse-v1": Cross(_AARCH64, "neoverse-v1"),
-    "neoverse-n2": Cross(_AARCH64, "neoverse-n2"),
-    "neoverse-v2": Cross(_AARCH64, "neoverse-v2"),
-    # RV64GC with the vector extension (RVV 1.0), the LP64D ABI
-    "generic-rv64": Cross(_RISCV64, "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d"),
-    "rv64gcv": Cross(_RISCV64, "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d"),
-}
+_RV64GCV = Cross(_RISCV64, "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d")   # RVV 1.0, LP64D ABI
+#: Generic chips named for cross-compilation.  LLVM CPU names with the prefixes below are chips
+#: of those architectures (`neoverse-v1`, `cortex-a78`, `apple-m1`, `sifive-x280`, ...).
+CROSS = {"aarch64": Cross(_AARCH64, "generic"), "generic-aarch64": Cross(_AARCH64, "generic"),
+         "generic-rv64": _RV64GCV, "rv64gcv": _RV64GCV}
 _PREFIXES = ((("neoverse-", "cortex-a", "cortex-x", "apple-", "ampere", "a64fx", "thunderx", "carmel",
                "falkor", "kryo", "exynos-", "tsv110", "oryon"), _AARCH64),
              (("sifive-", "spacemit-", "xiangshan-", "syntacore-", "veyron-"), _RISCV64))
@@ -152,14 +144,6 @@ def _host_fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _iree_version() -> str:
-    try:
-        from iree.compiler import version
-        return str(getattr(version, "VERSION", ""))
-    except ImportError:
-        return ""
-
-
 @functools.lru_cache(maxsize=None)
 def resolve(flags: tuple) -> Needs:
     """What IREE makes of the CPU flags (`flags_for`): it compiles a one-op module as far as its
@@ -168,7 +152,7 @@ def resolve(flags: tuple) -> Needs:
     CPU)."""
     flags = _chip_flags(flags)
     host = any(f == f"{CPU_FLAG}=host" for f in flags)
-    key = hashlib.sha256("\0".join((_iree_version(), *flags, _host_fingerprint() if host else "")).encode())
+    key = hashlib.sha256("\0".join((iree_version(), *flags, _host_fingerprint() if host else "")).encode())
     path = cache_dir() / "cpus" / f"{key.hexdigest()}.json"
     try:
         return Needs.from_json(json.loads(path.read_text()))

@@ -83,8 +83,6 @@ class Executable:
         if made_for is not None and made_for != self.target.name:
             raise XlaError(f"the artifact holds code for {made_for}, not {self.target.name}; "
                            f"load it with target={made_for!r} (or recompile it for {self.target.name})")
-        if self.target.backend == "llvm-cpu":      # before IREE sees code it cannot run
-            cpus.check_runnable(self._vmfb, None)
         cfg = _config(self.target.driver)
         try:     # IREE's loader raises RuntimeError, IndexError, UnicodeDecodeError, ... on bad bytes
             self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
@@ -93,8 +91,8 @@ class Executable:
             self.parameter_shapes = tuple(parse_shape(p) for p in sig["params"])
             self.result_shape = parse_shape(sig["result"])
             self.replicas = int(sig.get("replicas", 1))
-            if self.target.backend == "llvm-cpu":  # what the code needs of the CPU, from its signature
-                cpus.check_runnable(b"", sig.get("cpu"), f"the artifact {self.name!r}")
+            if self.target.backend == "llvm-cpu":  # before IREE loads code this CPU cannot run
+                cpus.check_runnable(self._vmfb, sig.get("cpu"), f"the artifact {self.name!r}")
             if self.target.driver == "local-task" and _runs_inline(sig, self.parameter_shapes, self.result_shape):
                 cfg = _config("local-sync")
                 self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
