@@ -36,7 +36,7 @@ class AttrKind:
         raise NotImplementedError
 
     def _bad(self, chk: Check, param: str, v):
-        chk.fail(param, f"must be {self.what}", v)
+        chk.fail(param, f"must be {self.what}", v, cid="ir:attributes")
 
 
 def _is_int(v) -> bool:

@@ -97,6 +97,14 @@ class OpDef:
     #: the reference reads the running replica's state (side effects, collectives): the
     #: interpreter passes itself as `interp=`
     reference_takes_interp: bool = False
+    #: how dynamic (bounded) dimension sizes flow through the op: dynamic(ctx) -> {result
+    #: dimension: size}, ctx a dialect.ops.dynamic.DynamicContext (the interpreter's on ints,
+    #: the lowering's on IR values); None: an operand with a dynamic dimension is an error
+    dynamic: Callable | None = None
+    #: the constraints the shape rule checks, {id: one-line rule}: StableHLO's ids (`gather_c5`)
+    #: where the op maps to a StableHLO op, the spec section's (`spec:Gather`) otherwise; every
+    #: XlaError of the rule cites one of them or one of checks.IR_CONSTRAINTS
+    constraints: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if not self.name:
@@ -143,28 +151,30 @@ class OpDef:
         elif nvar > 1:
             if "operandSegmentSizes" not in op.attributes:
                 chk.fail("operandSegmentSizes", "must be present for an op with several operand groups",
-                         None, show_got=False)
+                         None, show_got=False, cid="ir:operands")
             sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
             if len(sizes) != len(ops) or sum(sizes) != len(operands):
-                chk.fail("operandSegmentSizes", f"must give {len(ops)} sizes adding to {len(operands)}", sizes)
+                chk.fail("operandSegmentSizes", f"must give {len(ops)} sizes adding to {len(operands)}", sizes,
+                         cid="ir:operands")
         else:
             fixed = len(ops) - nvar
             if (nvar == 0 and len(operands) != fixed) or len(operands) < fixed:
-                chk.fail("operands", f"must number {fixed}{' or more' if nvar else ''}", len(operands))
+                chk.fail("operands", f"must number {fixed}{' or more' if nvar else ''}", len(operands),
+                         cid="ir:operands")
             sizes = [len(operands) - fixed if p.variadic else 1 for p in ops]
         i = 0
         for p, n in zip(ops, sizes):
             vals = operands[i:i + n]
             i += n
             if not p.variadic and n != 1:
-                chk.fail(p.name, "must be one operand", n)
+                chk.fail(p.name, "must be one operand", n, cid="ir:operands")
             out[p.name] = list(vals) if p.variadic else vals[0]
         regions = list(op.regions)
         rps = self.region_params
         fixed = sum(not p.variadic for p in rps)
         nvar = len(regions) - fixed
         if (nvar != 0 and not any(p.variadic for p in rps)) or nvar < 0:
-            chk.fail("regions", f"must number {fixed}", len(regions))
+            chk.fail("regions", f"must number {fixed}", len(regions), cid="ir:regions")
         i = 0
         for p in rps:
             n = nvar if p.variadic else 1
@@ -174,21 +184,22 @@ class OpDef:
         for p in self.callee_params:
             if p.name not in attrs:
                 chk.fail(p.name, "is required (a symbol naming a function of the module)", None,
-                         show_got=False)
+                         show_got=False, cid="ir:callee")
             try:
                 out[p.name] = ir.FlatSymbolRefAttr(attrs[p.name]).value
             except (ValueError, TypeError):
-                chk.fail(p.name, "must be a symbol naming a function of the module", _attr_text(attrs, p.name))
+                chk.fail(p.name, "must be a symbol naming a function of the module", _attr_text(attrs, p.name),
+                         cid="ir:callee")
         for p in self.attr_params:
             if p.name in attrs:
                 try:
                     out[p.name] = p.attr.from_attr(attrs[p.name])
                 except (ValueError, TypeError, KeyError) as e:
-                    chk.fail(p.name, f"must be {p.attr.what}", _attr_text(attrs, p.name))
+                    chk.fail(p.name, f"must be {p.attr.what}", _attr_text(attrs, p.name), cid="ir:attributes")
             elif p.optional:
                 out[p.name] = p.default
             else:
-                chk.fail(p.name, "is required", None, show_got=False)
+                chk.fail(p.name, "is required", None, show_got=False, cid="ir:attributes")
         return out
 
 

@@ -1,31 +1,36 @@
 """The module verifier: every `xla.*` op is checked against its record's shape rule."""
 from __future__ import annotations
 
-from .checks import XlaError
+from .checks import XlaError, cite
 from .core import RETURN, Sig, find_function, function_sig, location_str, lookup
 from .ir import ir, lock
 from .types import Shape
+
+
+def _error(message: str, cid: str, location=None) -> XlaError:
+    """An error of the IR form, citing its `ir:` constraint (checks.IR_CONSTRAINTS)."""
+    return XlaError(cite(message, cid), location=location, constraint=cid)
 
 
 def region_sig(region: ir.Region, owner: str, loc=None) -> Sig:
     """The program shape of a computation region: its block's arguments and returned value."""
     blocks = list(region.blocks)
     if len(blocks) != 1:
-        raise XlaError(f"'{owner}' computation must be one block; got {len(blocks)}",
-                       location=loc)
+        raise _error(f"'{owner}' computation must be one block; got {len(blocks)}", "ir:computation",
+                     loc)
     block = blocks[0]
     ops = list(block.operations)
     if not ops or ops[-1].name != RETURN:
-        raise XlaError(f"'{owner}' computation must end in xla.return", location=loc)
+        raise _error(f"'{owner}' computation must end in xla.return", "ir:computation", loc)
     ret = ops[-1]
     if len(ret.operands) != 1:
-        raise XlaError(f"'{owner}' computation must return one value; got {len(ret.operands)}",
-                       location=loc)
+        raise _error(f"'{owner}' computation must return one value; got {len(ret.operands)}",
+                     "ir:computation", loc)
     try:
         params = tuple(Shape.from_mlir(a.type) for a in block.arguments)
         return Sig(params, Shape.from_mlir(ret.operands[0].type))
     except TypeError as e:
-        raise XlaError(f"'{owner}' computation {e}", location=loc) from None
+        raise _error(f"'{owner}' computation {e}", "ir:computation", loc) from None
 
 
 def infer_op(op: ir.Operation) -> Shape:
@@ -33,7 +38,7 @@ def infer_op(op: ir.Operation) -> Shape:
     opdef = lookup(op.name)
     loc = location_str(op.location)
     if opdef is None:
-        raise XlaError(f"'{op.name}' is not an op of the xla dialect", location=loc)
+        raise _error(f"'{op.name}' is not an op of the xla dialect", "ir:op", loc)
     chk = opdef.check(loc)
     args = opdef.unpack(op, chk)
     kw = {}
@@ -47,12 +52,12 @@ def infer_op(op: ir.Operation) -> Shape:
             elif p.is_callee:
                 f = find_function(op, v)
                 if f is None:
-                    chk.fail(p.name, "must name a function of the module", f"@{v}")
+                    chk.fail(p.name, "must name a function of the module", f"@{v}", cid="ir:callee")
                 kw[p.name] = function_sig(f)
             else:
                 kw[p.name] = p.attr.normalize(chk, p.name, v) if v is not None else None
         except TypeError as e:
-            chk.fail(p.name, "must have an xla type", str(e))
+            chk.fail(p.name, "must have an xla type", str(e), cid="ir:types")
     return opdef.infer(chk, **kw)
 
 
@@ -60,26 +65,26 @@ def verify_op(op: ir.Operation) -> None:
     if op.name == RETURN:
         parent = op.parent
         if parent is None or not parent.name.startswith("xla."):
-            raise XlaError("'xla.return' must end the computation region of an xla op",
-                           location=location_str(op.location))
+            raise _error("'xla.return' must end the computation region of an xla op", "ir:return",
+                         location_str(op.location))
         return
     try:
         inferred = infer_op(op)
     except XlaError as e:
         raise e.at(location_str(op.location)) from None
     except TypeError as e:      # an attribute the MLIR bindings cannot read (array<ui8: ...>, ...)
-        raise XlaError(f"'{op.name}' has an attribute of a kind xla ops do not take: {e}",
-                       location=location_str(op.location)) from None
+        raise _error(f"'{op.name}' has an attribute of a kind xla ops do not take: {e}", "ir:attributes",
+                     location_str(op.location)) from None
     if len(op.results) != 1:
-        raise XlaError(f"'{op.name}' must have one result; got {len(op.results)}",
-                       location=location_str(op.location))
+        raise _error(f"'{op.name}' must have one result; got {len(op.results)}", "ir:result",
+                     location_str(op.location))
     try:
         declared = Shape.from_mlir(op.results[0].type)
     except TypeError as e:
-        raise XlaError(f"'{op.name}' result {e}", location=location_str(op.location)) from None
+        raise _error(f"'{op.name}' result {e}", "ir:types", location_str(op.location)) from None
     if declared != inferred:
-        raise XlaError(f"'{op.name}' result type must be {inferred} by the op's shape rule; "
-                       f"got {declared}", location=location_str(op.location))
+        raise _error(f"'{op.name}' result type must be {inferred} by the op's shape rule; "
+                     f"got {declared}", "ir:result", location_str(op.location))
 
 
 def verify(module_or_op) -> None:
@@ -89,7 +94,7 @@ def verify(module_or_op) -> None:
         try:
             top.verify()
         except ir.MLIRError as e:
-            raise XlaError(f"invalid MLIR: {_diag(e)}") from None
+            raise _error(f"invalid MLIR: {_diag(e)}", "ir:mlir") from None
         errors: list[XlaError] = []
 
         def visit(op):

@@ -14,7 +14,7 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.checks import XlaError
 from xlair.dialect.core import location_str, lookup
 from xlair.dialect.ir import arith, ir
-from xlair.dialect.ops.dynamic import DynamicError, propagate
+from xlair.dialect.ops.dynamic import DynamicContext, DynamicError, propagate
 from xlair.dialect.types import PRED, S32, Shape
 
 from .registry import lowers, xla_op
@@ -22,11 +22,42 @@ from .registry import lowers, xla_op
 SCALAR_S32 = Shape(S32, ())
 
 
-class _IRSizes:
-    @staticmethod
-    def clamp_sub(size, start, bound):
+class _IRDynamic(DynamicContext):
+    """The dynamic-size rules (dialect/ops/dynamic.py) on IR values: sizes are S32 scalars
+    computed by xla ops inserted before the op; masks replace the op's operands."""
+
+    def clamp_sub(self, size, start, bound):
         c = lambda v: xla_op("constant", [], SCALAR_S32, value=np.int32(v))  # noqa: E731
         return xla_op("clamp", [c(0), xla_op("sub", [size, c(start)], SCALAR_S32), c(bound)], SCALAR_S32)
+
+    def size_operand(self, name):
+        size = self.args[name]
+        if Shape.from_mlir(size.type).element_type != S32:
+            size = xla_op("convert_element_type", [size], SCALAR_S32, new_element_type=S32)
+        return size
+
+    def mask(self, name, i, dim, size, fill):
+        k = self._flat_index(name, i)
+        x = self.op.operands[k]
+        s = Shape.from_mlir(x.type)
+        iota = xla_op("iota", [], Shape(S32, s.dims), shape=Shape(S32, s.dims), iota_dimension=dim)
+        lim = xla_op("broadcast_in_dim", [size], Shape(S32, s.dims), out_dim_size=s.dims, broadcast_dimensions=())
+        keep = xla_op("lt", [iota, lim], Shape(PRED, s.dims))
+        init = self.args[fill][i]
+        full = xla_op("broadcast_in_dim", [init], s, out_dim_size=s.dims, broadcast_dimensions=())
+        self.op.operands[k] = xla_op("select", [keep, x, full], s)
+
+    def _flat_index(self, name, i):
+        """The position among the op's operands of element i of operand group `name`."""
+        k = 0
+        for p in self.opdef.operand_params:
+            if p.name == name:
+                return k + i
+            k += len(self.args[p.name]) if p.variadic else 1
+        raise KeyError(name)
+
+    def replace_result(self, size):
+        self.op.results[0].replace_all_uses_with(size)
 
 
 def dynamic_sizes(module) -> None:
@@ -55,60 +86,9 @@ def _block(block) -> None:
 
 
 def _op(op, opdef, dyn):
-    args = opdef.unpack(op)
-    res = op.results[0]
-    name = opdef.name
-    if name == "set_dimension_size":
-        size = args["size"]
-        st = Shape.from_mlir(size.type)
-        if st.element_type != S32:
-            size = xla_op("convert_element_type", [size], SCALAR_S32, new_element_type=S32)
-        bound = Shape.from_mlir(args["operand"].type).dims[args["dimension"]]
-        size = _IRSizes.clamp_sub(size, 0, bound)               # a size beyond the bound is the bound
-        d = dict(dyn.get(args["operand"], {}))
-        d[args["dimension"]] = size
-        dyn[res] = d
-        return
-    if name == "get_dimension_size":
-        d = dyn.get(args["operand"], {})
-        if args["dimension"] in d:
-            res.replace_all_uses_with(d[args["dimension"]])
-        return
-    if name == "reduce":
-        ops = args["operands"]
-        ds = [dyn.get(v, {}) for v in ops]
-        dims = args["dimensions"]
-        if not any(ds):
-            return
-        for k, (x, init, d) in enumerate(zip(ops, args["init_values"], ds)):
-            s = Shape.from_mlir(x.type)
-            for dim, size in d.items():
-                if dim not in dims:
-                    continue
-                iota = xla_op("iota", [], Shape(S32, s.dims), shape=Shape(S32, s.dims), iota_dimension=dim)
-                lim = xla_op("broadcast_in_dim", [size], Shape(S32, s.dims), out_dim_size=s.dims,
-                             broadcast_dimensions=())
-                keep = xla_op("lt", [iota, lim], Shape(PRED, s.dims))
-                fill = xla_op("broadcast_in_dim", [init], s, out_dim_size=s.dims, broadcast_dimensions=())
-                x = xla_op("select", [keep, x, fill], s)
-            op.operands[k] = x
-        kept = [i for i in range(Shape.from_mlir(ops[0].type).rank) if i not in dims]
-        d0 = {kept.index(dim): size for dim, size in ds[0].items() if dim in kept}
-        if d0:
-            dyn[res] = d0
-        return
-    variadic_dyn = [v for p in opdef.operand_params if p.variadic for v in args[p.name] if dyn.get(v)]
-    if variadic_dyn:
-        raise DynamicError("operands", "must not have a dynamic dimension (set by xla.set_dimension_size); "
-                           "this op does not support dynamic sizes")
-    operand_dyn = {p.name: dyn.get(args[p.name]) for p in opdef.operand_params if not p.variadic}
-    if not any(operand_dyn.values()):
-        return
-    shapes = {p.name: Shape.from_mlir(args[p.name].type) for p in opdef.operand_params if not p.variadic}
-    shapes["result"] = Shape.from_mlir(res.type)
-    out = propagate(opdef, args, operand_dyn, shapes, _IRSizes)
+    out = propagate(opdef, _IRDynamic(opdef, op, opdef.unpack(op), dyn))
     if out:
-        dyn[res] = out
+        dyn[op.results[0]] = out
 
 
 @lowers("xla.set_dimension_size")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, ir, tensor
+from xlair.dialect.ops.index_geometry import GatherGeometry, ScatterGeometry, clamp_start
 from xlair.dialect.types import S64, Shape
 
 from .reduction import pad_tensor
@@ -15,18 +16,38 @@ from .scalar import emit_region
 from .shape import transpose
 
 
-def clamped_index(start: ir.Value, et, dim: int, size: int) -> ir.Value:
-    """index value of clamp(start, 0, dim - size) for an integer scalar tensor `start`."""
-    i64 = ir.IntegerType.get_signless(64)
-    s = extract_scalar(start)
+class I64Arith:
+    """The index geometry's start-index arithmetic (dialect/ops/index_geometry.py) on i64
+    values holding integers of xla type `et`: a u64 is never negative, and huge ones compare
+    (and clamp) high."""
+
+    def __init__(self, et):
+        self.u64 = et.is_unsigned and et.bits == 64
+
+    @staticmethod
+    def const(v: int) -> ir.Value:
+        return _i64(v)
+
+    def min(self, a, b):
+        return arith.minui(a, b) if self.u64 else arith.minsi(a, b)
+
+    def max(self, a, b):
+        return a if self.u64 else arith.maxsi(a, b)
+
+    @staticmethod
+    def ule(a, b):
+        return arith.cmpi(arith.CmpIPredicate.ule, a, b)
+
+
+def to_i64(s: ir.Value, et) -> ir.Value:
+    """An integer scalar of xla type `et` as i64 (sign- or zero-extended)."""
     if et.bits < 64:
+        i64 = ir.IntegerType.get_signless(64)
         s = arith.extsi(i64, s) if et.is_signed else arith.extui(i64, s)
-    hi = arith.constant(i64, ir.IntegerAttr.get(i64, dim - size))
-    zero = arith.constant(i64, ir.IntegerAttr.get(i64, 0))
-    if et.is_unsigned and et.bits == 64:
-        s = arith.minui(s, hi)                 # huge unsigned values clamp high, not low
-    else:
-        s = arith.maxsi(arith.minsi(s, hi), zero)
+    return s
+
+
+def as_index(s: ir.Value) -> ir.Value:
     return arith.index_cast(ir.IndexType.get(), s)
 
 
@@ -34,7 +55,8 @@ def _offsets(lw, sizes):
     operand = lw.shape("operand")
     starts = lw.value("start_indices")
     types = [s.element_type for s in lw.shape("start_indices")]
-    return [clamped_index(v, et, d, z) for v, et, d, z in zip(starts, types, operand.dims, sizes)]
+    return [as_index(clamp_start(to_i64(extract_scalar(v), et), d - z, I64Arith(et)))
+            for v, et, d, z in zip(starts, types, operand.dims, sizes)]
 
 
 @lowers("xla.dynamic_slice")
@@ -56,22 +78,6 @@ def lower_dynamic_update_slice(lw):
 # ----------------------------------------------------------------------------------------
 # Gather
 # ----------------------------------------------------------------------------------------
-def index_of(s: ir.Value, et, hi: int | None = None) -> ir.Value:
-    """An integer scalar of xla type `et` as an index value, clamped to [0, hi] when hi is given
-    (unsigned values above the signed range clamp high), else converted exactly (i64)."""
-    i64 = ir.IntegerType.get_signless(64)
-    if et.bits < 64:
-        s = arith.extsi(i64, s) if et.is_signed else arith.extui(i64, s)
-    if hi is not None:
-        top = arith.constant(i64, ir.IntegerAttr.get(i64, hi))
-        zero = arith.constant(i64, ir.IntegerAttr.get(i64, 0))
-        if et.is_unsigned and et.bits == 64:
-            s = arith.minui(s, top)
-        else:
-            s = arith.maxsi(arith.minsi(s, top), zero)
-    return arith.index_cast(ir.IndexType.get(), s)
-
-
 @lowers("xla.gather")
 def lower_gather(lw):
     """For the CPU, IREE's iree_linalg_ext.gather (vectorized by IREE into loads of whole
@@ -92,32 +98,39 @@ def _generic_gather(lw):
     """One linalg.generic over the result; its body reads the index vector of the batch
     position (tensor.extract, loop-invariant along the offset dimensions), clamps each start so
     the slice fits, and reads the operand element with tensor.extract."""
-    operand, ind = lw.shape("operand"), lw.shape("start_indices")
-    x, idx = lw.value("operand"), lw.value("start_indices")
-    dn = lw.attr("dimension_numbers")
-    sizes = list(lw.attr("slice_sizes"))
+    x = lw.value("operand")
+    geo, ar, read = _gather_geometry(lw)
     out = lw.result_shape
-    ivd = dn.index_vector_dim
-    batch_out = [i for i in range(out.rank) if i not in dn.offset_dims]
-    ind_batch = [d for d in range(ind.rank + (ivd == ind.rank)) if d != ivd]     # indices dim -> out dim
-    gone = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
-    offset_operand = [d for d in range(operand.rank) if d not in gone]
-    et = ind.element_type
 
     def body(_o):
-        pos = [None] * operand.rank
-        for k, d in enumerate(dn.start_index_map):
-            at = []
-            for t in range(ind.rank):
-                at.append(index(k) if t == ivd else loop_index(batch_out[ind_batch.index(t)]))
-            pos[d] = index_of(tensor.extract(idx, at), et, operand.dims[d] - sizes[d])
-        for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims):
-            pos[od] = loop_index(batch_out[ind_batch.index(idim)])
-        for od, o in zip(offset_operand, dn.offset_dims):
+        def coord(t):
+            return loop_index(geo.outer_batch_dim(t))
+        pos = [None] * geo.rank
+        for d in geo.index_map + geo.operand_batching:
+            s = geo.slice_start(d, read(coord), coord, ar)
+            pos[d] = as_index(s) if d in geo.index_map else s
+        for od, o in zip(geo.window_operand_dims, geo.window_dims):
             pos[od] = loop_index(o) if pos[od] is None else arith.addi(pos[od], loop_index(o))
         return tensor.extract(x, [index(0) if p is None else p for p in pos])
     n = out.rank
     return generic([], [], [empty(out)], [affine_map(n, list(range(n)))], ["parallel"] * n, body)[0]
+
+
+def index_reader(geo, idx: ir.Value, et):
+    """read(coord): k -> element k (as i64) of the index vector in the indices tensor `idx` (of
+    xla element type `et`) at the batch position coord(t) (t an indices dimension -> index)."""
+    def read(coord):
+        def at(k):
+            return [index(p) if isinstance(p, int) else p for p in geo.index_position(k, coord)]
+        return lambda k: to_i64(tensor.extract(idx, at(k)), et)
+    return read
+
+
+def _gather_geometry(lw):
+    """The gather's geometry, its arithmetic and its index_reader."""
+    ind = lw.shape("start_indices")
+    geo = GatherGeometry.of(lw.attr("dimension_numbers"), lw.shape("operand"), ind, lw.attr("slice_sizes"))
+    return geo, I64Arith(ind.element_type), index_reader(geo, lw.value("start_indices"), ind.element_type)
 
 
 def _linalg_ext_gather(lw):
@@ -129,18 +142,16 @@ def _linalg_ext_gather(lw):
                whose slice is wider than 1, spread out: start + offset; all flattened)
       result   [B * X slices, N slices...]             reshaped and transposed into XLA's order.
     Starts are clamped so the slice fits (XLA's rule) before IREE sees them."""
-    operand, ind = lw.shape("operand"), lw.shape("start_indices")
-    x, idx = lw.value("operand"), lw.value("start_indices")
-    dn = lw.attr("dimension_numbers")
-    sizes = list(lw.attr("slice_sizes"))
-    out = lw.result_shape
+    operand = lw.shape("operand")
+    x = lw.value("operand")
+    geo, ar, read = _gather_geometry(lw)
+    sizes = list(geo.slice_sizes)
     et = operand.element_type
     D, R = list(operand.dims), operand.rank
-    ivd = dn.index_vector_dim
-    ind_batch = [t for t in range(ind.rank + (ivd == ind.rank)) if t != ivd]
-    B = [ind.dims[t] for t in ind_batch]
+    ind_batch = geo.index_batch_dims
+    B = geo.batch_sizes
     Bn = _prod(B)
-    I = sorted(set(dn.start_index_map) | set(dn.operand_batching_dims))
+    I = geo.indexed_dims
     X = [d for d in I if sizes[d] > 1]
     N = [d for d in range(R) if d not in I]
     i64 = ir.IntegerType.get_signless(64)
@@ -168,15 +179,12 @@ def _linalg_ext_gather(lw):
                 digits.append(arith.remui(q, index(r)) if r != 1 else index(0))
                 q = arith.divui(q, index(r)) if r != 1 else q
         digits.reverse()                                 # [batch coords..., slice offsets...]
+
+        def coord(t):
+            return digits[ind_batch.index(t)]
         comps = []
         for d in I:
-            if d in dn.start_index_map:
-                k = dn.start_index_map.index(d)
-                at = [index(k) if t == ivd else digits[ind_batch.index(t)] for t in range(ind.rank)]
-                v = arith.index_cast(i64, index_of(tensor.extract(idx, at), ind.element_type, D[d] - sizes[d]))
-            else:
-                t = dn.start_indices_batching_dims[dn.operand_batching_dims.index(d)]
-                v = arith.index_cast(i64, digits[ind_batch.index(t)])
+            v = geo.slice_start(d, read(coord), lambda t: arith.index_cast(i64, coord(t)), ar)
             if d in X:
                 v = arith.addi(v, arith.index_cast(i64, digits[len(B) + X.index(d)]))
             comps.append(v)
@@ -199,19 +207,12 @@ def _linalg_ext_gather(lw):
     # into XLA's order: batch dims, then the slice dims that are offset dims of the result
     labels = [("b", t) for t in ind_batch] + [("o", d) for d in X] + [("o", d) for d in N]
     dims = B + [sizes[d] for d in X] + [sizes[d] for d in N]
-    gone = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
-    keep = [i for i, (k, d) in enumerate(labels) if not (k == "o" and d in gone)]
-    labels = [labels[i] for i in keep] + [("o", d) for d in I if d not in X and d not in gone]
-    dims = [dims[i] for i in keep] + [1 for d in I if d not in X and d not in gone]
+    kept = geo.window_operand_dims
+    keep = [i for i, (k, d) in enumerate(labels) if k == "b" or d in kept]
+    labels = [labels[i] for i in keep] + [("o", d) for d in I if d not in X and d in kept]
+    dims = [dims[i] for i in keep] + [1 for d in I if d not in X and d in kept]
     r = reshape(g, dims)
-    offset_operand = [d for d in range(R) if d not in gone]
-    want, bi = [], iter(ind_batch)
-    for i in range(out.rank):
-        if i in dn.offset_dims:
-            want.append(("o", offset_operand[dn.offset_dims.index(i)]))
-        else:
-            want.append(("b", next(bi)))
-    return transpose(r, Shape(et, dims), [labels.index(w) for w in want])
+    return transpose(r, Shape(et, dims), [labels.index(w) for w in geo.outer_sources()])
 
 
 # ----------------------------------------------------------------------------------------
@@ -260,45 +261,26 @@ class _ScatterPlan:
     """The index bookkeeping of one scatter, shared by both lowerings."""
 
     def __init__(self, lw):
-        self.dn = dn = lw.attr("dimension_numbers")
         self.operand = lw.shape("operands")[0]
         self.upd = lw.shape("updates")[0]
-        self.ind = lw.shape("scatter_indices")
-        D, R = list(self.operand.dims), self.operand.rank
-        self.D, self.R = D, R
-        ivd = dn.index_vector_dim
-        self.ivd = ivd
-        self.ind_batch = [t for t in range(self.ind.rank + (ivd == self.ind.rank)) if t != ivd]
-        self.scatter_dims = [d for d in range(self.upd.rank) if d not in dn.update_window_dims]
-        gone = set(dn.inserted_window_dims) | set(dn.input_batching_dims)
-        self.window_operand = [d for d in range(R) if d not in gone]
-        self.udim = dict(zip(self.window_operand, dn.update_window_dims))      # operand dim -> updates dim
-        self.w = [self.upd.dims[self.udim[d]] if d in self.udim else 1 for d in range(R)]
-        self.B = [self.upd.dims[d] for d in self.scatter_dims]
+        ind = lw.shape("scatter_indices")
+        self.geo = geo = ScatterGeometry.of(lw.attr("dimension_numbers"), self.operand, ind, self.upd)
+        self.ar = I64Arith(ind.element_type)
+        self.read = index_reader(geo, lw.value("scatter_indices"), ind.element_type)
+        self.D, self.R = list(geo.operand_dims), geo.rank
+        self.ind_batch, self.scatter_dims = geo.index_batch_dims, geo.scatter_dims
+        self.udim = geo.update_dim                                          # operand dim -> updates dim
+        self.w, self.B = list(geo.window_sizes), geo.batch_sizes
 
-    def start(self, d: int, batch_index, idx: ir.Value) -> ir.Value | None:
+    def start(self, d: int, batch_index) -> ir.Value | None:
         """The start of the window of batch position `batch_index(t)` (t a scatter_indices
         batch dimension -> index value) in operand dim d, as i64; None for an unindexed dim."""
-        dn = self.dn
         i64 = ir.IntegerType.get_signless(64)
-        if d in dn.scatter_dims_to_operand_dims:
-            k = dn.scatter_dims_to_operand_dims.index(d)
-            at = [index(k) if t == self.ivd else batch_index(t) for t in range(self.ind.rank)]
-            s = tensor.extract(idx, at)
-            et = self.ind.element_type
-            if et.bits < 64:
-                s = arith.extsi(i64, s) if et.is_signed else arith.extui(i64, s)
-            return s
-        if d in dn.input_batching_dims:
-            t = dn.scatter_indices_batching_dims[dn.input_batching_dims.index(d)]
-            return arith.index_cast(i64, batch_index(t))
-        return None
+        return self.geo.start(d, self.read(batch_index), lambda t: arith.index_cast(i64, batch_index(t)))
 
     def in_bounds(self, d: int, s: ir.Value) -> ir.Value:
         """0 <= start <= D - w (unsigned compare of the i64: negative starts are huge)."""
-        i64 = ir.IntegerType.get_signless(64)
-        hi = arith.constant(i64, ir.IntegerAttr.get(i64, self.D[d] - self.w[d]))
-        return arith.cmpi(arith.CmpIPredicate.ule, s, hi)
+        return self.geo.in_bounds(d, s, self.ar)
 
 
 def _prod(xs) -> int:
@@ -329,14 +311,13 @@ def lower_scatter(lw):
 
 
 def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
-    dn = plan.dn
+    checked = plan.geo.checked_dims
     D, R, w = plan.D, plan.R, plan.w
     shapes = lw.shape("operands")
     et = shapes[which].element_type
     x = lw.value("operands")[which]
     u = lw.value("updates")[which]
-    idx = lw.value("scatter_indices")
-    I = set(dn.scatter_dims_to_operand_dims) | set(dn.input_batching_dims)
+    I = set(plan.geo.indexed_dims)
     if not options().on_cpu:
         # IREE 3.13's SPIR-V codegen crashes (gpuDistributeSharedMemoryCopy) on a 64-bit
         # scatter into a cut-out window of a padded tensor: for GPU targets, dimensions whose
@@ -358,14 +339,13 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     orig = transpose(x, shapes[which], perm)
     odims = [D[d] for d in perm]
     unit = not I
-    checked = bool(dn.scatter_dims_to_operand_dims)          # batching starts are always in bounds
     if unit:                                                  # nothing indexed: a unit dim to index
         orig = reshape(orig, [1] + odims)
         odims = [1] + odims
         nI = 1
     else:
         nI = len(I)
-    scratch = w[I[0]] if (checked and not unit) else 0
+    scratch = w[I[0]] if (checked and not unit) else 0         # batching starts always fit
     if scratch:
         zero = scalar_const(et, 0)
         orig = pad_tensor(orig, Shape(et, odims), [(0, scratch, 0)] + [(0, 0, 0)] * (len(odims) - 1), zero)
@@ -387,10 +367,10 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
         def body(_o):
             starts, ok = [], []
             for d in I:
-                s = plan.start(d, batch_index, idx)
+                s = plan.start(d, batch_index)
                 if s is None:                                # indexed only for the GPU form
                     s = _i64(0)
-                if d in dn.scatter_dims_to_operand_dims:
+                if d in checked:
                     ok.append(plan.in_bounds(d, s))
                 starts.append(s)
             valid = None
@@ -443,10 +423,8 @@ def _dense_scatter(lw, plan: _ScatterPlan) -> list:
     """Any scatter as one linalg.generic: parallel over the operand, the update windows as
     reduction loops in row-major order; an element takes the computation of every in-bounds
     window that covers it."""
-    dn = plan.dn
     D, R, w = plan.D, plan.R, plan.w
     xs, us = lw.value("operands"), lw.value("updates")
-    idx = lw.value("scatter_indices")
     shapes = lw.shape("operands")
     n = len(xs)
     nb = len(plan.B)
@@ -465,8 +443,8 @@ def _dense_scatter(lw, plan: _ScatterPlan) -> list:
             uidx[d] = loop_index(R + k)
         for d in range(R):
             p = arith.index_cast(i64, loop_index(d))
-            s = plan.start(d, batch_index, idx)
-            if s is not None and d in dn.scatter_dims_to_operand_dims:
+            s = plan.start(d, batch_index)
+            if s is not None and d in plan.geo.checked_dims:
                 conds.append(plan.in_bounds(d, s))
             off = p if s is None else arith.subi(p, s)
             conds.append(arith.cmpi(CI.ult, off, _i64(w[d])))        # 0 <= off < w

@@ -164,3 +164,16 @@ def check_rule(call, build, op: str, message: str, source: str, exact_op: bool =
     assert text.startswith(f"'xla.{op}' " if exact_op else "'xla."), text
     assert source in text, "the error points at the builder call's source line"
     assert isinstance(e.value, ValueError)
+    assert_cites(e.value)
+
+
+def assert_cites(e: "xla.XlaError") -> None:
+    """The error cites its constraint (DESIGN.md rule 3): `.constraint` is set, the message ends
+    in ` [<id>]`, and the id is listed in the op's record (or is one of the IR's rules)."""
+    from xlair.dialect.checks import IR_CONSTRAINTS
+    from xlair.dialect.core import REGISTRY
+    assert e.constraint, f"no constraint id: {e.message}"
+    assert e.message.endswith(f" [{e.constraint}]"), e.message
+    listed = REGISTRY[e.op].constraints if e.op in REGISTRY else {}
+    assert e.constraint in listed or e.constraint in IR_CONSTRAINTS, \
+        f"{e.constraint} is not in the record of xla.{e.op}: {e.message}"

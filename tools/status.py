@@ -11,10 +11,10 @@ with a known limitation on that target (listed below the table, with the reason)
 """
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
-import sys
+
+from xlair.tools.pages import page_args, write_page
 
 # Every op of the spec (shared/spec/operation_semantics.md), by seed name.  The element-wise
 # families are listed in the spec by name; XlaBuilder's companions that issue 2 adds beside
@@ -124,15 +124,10 @@ def render(results: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = page_args(__doc__)
     ap.add_argument("--results", default="build/test-results", type=pathlib.Path)
-    ap.add_argument("-o", "--output", default="-")
     args = ap.parse_args(argv)
-    text = render(load_results(args.results))
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        pathlib.Path(args.output).write_text(text)
+    write_page(render(load_results(args.results)), args.output)
     return 0
 
 

@@ -40,20 +40,27 @@ def _host(interp):
     return interp.host
 
 
-def check_groups(chk, replica_groups, size=None, what=""):
-    """Static rules of replica_groups: non-empty groups of distinct non-negative ids."""
+def check_groups(chk, replica_groups, size=None, what="", *, cids: dict):
+    """Static rules of replica_groups: non-empty groups of distinct non-negative ids; `cids`
+    gives the ids of the rules (empty, unique, range, and size when `size` is given)."""
     seen = set()
     for g in replica_groups:
         if not g:
-            chk.fail("replica_groups", "must not hold an empty group", [list(x) for x in replica_groups])
+            chk.fail("replica_groups", "must not hold an empty group", [list(x) for x in replica_groups],
+                     cid=cids["empty"])
         for r in g:
             if r < 0 or r in seen:
                 chk.fail("replica_groups", "must hold distinct non-negative replica ids",
-                         [list(x) for x in replica_groups])
+                         [list(x) for x in replica_groups], cid=cids["range" if r < 0 else "unique"])
             seen.add(r)
         if size is not None and len(g) != size:
             chk.fail("replica_groups", f"must be groups of {what} ({size}) replicas",
-                     [list(x) for x in replica_groups])
+                     [list(x) for x in replica_groups], cid=cids["size"])
+
+
+#: the id of the rule that replica_groups cover the run's replicas, per op
+_COVER = {"all_reduce": "all_reduce_c2", "cross_replica_sum": "all_reduce_c2", "all_gather": "all_gather_c3",
+          "all_to_all": "all_to_all_c6"}
 
 
 def groups_for(chk, replica_groups, n: int) -> list[list[int]]:
@@ -64,7 +71,7 @@ def groups_for(chk, replica_groups, n: int) -> list[list[int]]:
     ids = sorted(r for g in replica_groups for r in g)
     if ids != list(range(n)):
         chk.fail("replica_groups", f"must hold every replica 0..{n - 1} exactly once ({n} replicas)",
-                 [list(g) for g in replica_groups])
+                 [list(g) for g in replica_groups], cid=_COVER.get(chk.op))
     return [list(g) for g in replica_groups]
 
 
@@ -113,16 +120,21 @@ register(OpDef("ReplicaId", (), lambda chk: Shape(U32, ()), _replica_id_ref, "co
 
 
 # -- AllReduce -------------------------------------------------------------------------------
+_AR_GROUPS = {"empty": "spec:AllReduce", "unique": "all_reduce_c1", "range": "all_reduce_c3"}
+
+
 def _leaves(chk, operand):
     if operand.is_tuple:
         if not operand.tuple_shapes:
-            chk.fail("operand", "must be an array or a non-empty tuple of arrays", operand)
+            chk.fail("operand", "must be an array or a non-empty tuple of arrays", operand,
+                     cid="all_reduce_i1")
         leaves = list(operand.tuple_shapes)
     else:
         leaves = [operand]
     for s in leaves:
         if not s.is_array:
-            chk.fail("operand", "must be an array or a non-empty tuple of arrays", operand)
+            chk.fail("operand", "must be an array or a non-empty tuple of arrays", operand,
+                     cid="all_reduce_i1")
     return leaves
 
 
@@ -131,11 +143,13 @@ def _all_reduce_infer(chk, operand, computation, replica_groups=(), channel_id=N
     et = leaves[0].element_type
     for s in leaves:
         if s.element_type != et:
-            chk.fail("operand", f"must have one element type in all its elements ({et})", operand)
+            chk.fail("operand", f"must have one element type in all its elements ({et})", operand,
+                     cid="spec:AllReduce")
     scalar = Shape(et, ())
     if tuple(computation.params) != (scalar, scalar) or computation.result != scalar:
-        chk.fail("computation", f"must be a reduction ({scalar}, {scalar}) -> {scalar}", computation)
-    check_groups(chk, replica_groups)
+        chk.fail("computation", f"must be a reduction ({scalar}, {scalar}) -> {scalar}", computation,
+                 cid="all_reduce_c5")
+    check_groups(chk, replica_groups, cids=_AR_GROUPS)
     return operand
 
 
@@ -150,18 +164,34 @@ def _all_reduce_ref(operand, computation, replica_groups=(), channel_id=None, *,
     return fold(values, reducer_for(result))
 
 
+#: the constraints AllReduce and CrossReplicaSum share (StableHLO's all_reduce)
+_AR_CONSTRAINTS = {
+    "all_reduce_i1": "operand is an array or a non-empty tuple of arrays",
+    "all_reduce_c1": "`is_unique(replica_groups)`",
+    "all_reduce_c2": "replica_groups hold every replica of the run exactly once "
+                     "(checked when it runs)",
+    "all_reduce_c3": "`0 <= replica_groups < size(replica_groups)`",
+    "spec:AllReduce": "the elements of a tuple operand have one element type; replica "
+                      "groups are not empty",
+}
+
+
 register(OpDef("AllReduce", (Operand("operand"), Comp("computation"),
                              Attr("replica_groups", IntLists(), ()), Attr("channel_id", Optional(Int()), None)),
                _all_reduce_infer, _all_reduce_ref, "collectives", "AllReduce", side_effecting=True,
                reference_takes_interp=True,
-               doc="reduce the operand (or each element of a tuple) across the replicas of each group"))
+               doc="reduce the operand (or each element of a tuple) across the replicas of each group",
+               constraints={**_AR_CONSTRAINTS,
+                            "all_reduce_c5": "computation has type (E, E) -> E of scalars of the operand's "
+                                             "element type"}))
 
 
 def _crs_infer(chk, operand, replica_groups=()):
     for s in _leaves(chk, operand):
         if s.element_type == PRED or s.element_type != _leaves(chk, operand)[0].element_type:
-            chk.fail("operand", "must have one numeric (not PRED) element type", operand)
-    check_groups(chk, replica_groups)
+            chk.fail("operand", "must have one numeric (not PRED) element type", operand,
+                     cid="spec:CrossReplicaSum")
+    check_groups(chk, replica_groups, cids=_AR_GROUPS)
     return operand
 
 
@@ -175,18 +205,22 @@ def _crs_ref(operand, replica_groups=(), *, result, interp):
 register(OpDef("CrossReplicaSum", (Operand("operand"), Attr("replica_groups", IntLists(), ())),
                _crs_infer, _crs_ref, "collectives", "CrossReplicaSum", side_effecting=True,
                reference_takes_interp=True,
-               doc="AllReduce with a summation computation"))
+               doc="AllReduce with a summation computation",
+               constraints={**_AR_CONSTRAINTS,
+                            "spec:CrossReplicaSum": "operand has one numeric (not PRED) element type"}))
 
 
 # -- AllGather -------------------------------------------------------------------------------
 def _all_gather_infer(chk, operand, all_gather_dim, shard_count, replica_groups=(), channel_id=None):
-    chk.array("operand", operand)
+    chk.array("operand", operand, cid="all_gather_i1")
     if not 0 <= all_gather_dim < operand.rank:
         chk.fail("all_gather_dim", f"must be a dimension of the operand's rank {operand.rank}, "
-                 f"in [0, {operand.rank})", all_gather_dim)
+                 f"in [0, {operand.rank})", all_gather_dim, cid="all_gather_c1")
     if shard_count < 1:
-        chk.fail("shard_count", "must be positive", shard_count)
-    check_groups(chk, replica_groups, shard_count, "shard_count")
+        chk.fail("shard_count", "must be positive", shard_count, cid="spec:AllGather")
+    check_groups(chk, replica_groups, shard_count, "shard_count",
+                 cids={"empty": "spec:AllGather", "unique": "all_gather_c2", "range": "all_gather_c4",
+                       "size": "spec:AllGather"})
     dims = list(operand.dims)
     dims[all_gather_dim] *= shard_count
     return operand.with_dims(dims)
@@ -203,21 +237,35 @@ register(OpDef("AllGather", (Operand("operand"), Attr("all_gather_dim", Int()), 
                              Attr("replica_groups", IntLists(), ()), Attr("channel_id", Optional(Int()), None)),
                _all_gather_infer, _all_gather_ref, "collectives", "AllGather", side_effecting=True,
                reference_takes_interp=True,
-               doc="concatenate the operands of each group's replicas along all_gather_dim"))
+               doc="concatenate the operands of each group's replicas along all_gather_dim",
+               constraints={
+                   "all_gather_i1": "operand is an array",
+                   "all_gather_c1": "`0 <= all_gather_dim < rank(operands...)`",
+                   "all_gather_c2": "`is_unique(replica_groups)`",
+                   "all_gather_c3": "replica_groups hold every replica of the run exactly once "
+                                    "(checked when it runs)",
+                   "all_gather_c4": "`0 <= replica_groups < size(replica_groups)`",
+                   "spec:AllGather": "shard_count is positive; replica groups are non-empty groups of "
+                                     "shard_count replicas",
+               }))
 
 
 # -- AllToAll --------------------------------------------------------------------------------
 def _all_to_all_infer(chk, operand, split_dimension, concat_dimension, split_count, replica_groups=()):
-    chk.array("operand", operand)
-    for name, d in (("split_dimension", split_dimension), ("concat_dimension", concat_dimension)):
+    chk.array("operand", operand, cid="all_to_all_i1")
+    for name, d, cid in (("split_dimension", split_dimension, "all_to_all_c1"),
+                         ("concat_dimension", concat_dimension, "all_to_all_c3")):
         if not 0 <= d < operand.rank:
-            chk.fail(name, f"must be a dimension of the operand's rank {operand.rank}, in [0, {operand.rank})", d)
+            chk.fail(name, f"must be a dimension of the operand's rank {operand.rank}, in [0, {operand.rank})", d,
+                     cid=cid)
     if split_count < 1:
-        chk.fail("split_count", "must be positive", split_count)
+        chk.fail("split_count", "must be positive", split_count, cid="all_to_all_c4")
     if operand.dims[split_dimension] % split_count:
         chk.fail("operand", f"dimension {split_dimension} (split_dimension) must be divisible by "
-                 f"split_count ({split_count})", operand)
-    check_groups(chk, replica_groups, split_count, "split_count")
+                 f"split_count ({split_count})", operand, cid="all_to_all_c2")
+    check_groups(chk, replica_groups, split_count, "split_count",
+                 cids={"empty": "spec:AllToAll", "unique": "all_to_all_c5", "range": "all_to_all_c7",
+                       "size": "all_to_all_c8"})
     dims = list(operand.dims)
     dims[split_dimension] //= split_count
     dims[concat_dimension] *= split_count
@@ -235,20 +283,34 @@ register(OpDef("AllToAll", (Operand("operand"), Attr("split_dimension", Int()), 
                             Attr("split_count", Int()), Attr("replica_groups", IntLists(), ())),
                _all_to_all_infer, _all_to_all_ref, "collectives", "AllToAll", side_effecting=True,
                reference_takes_interp=True,
-               doc="scatter split_count blocks of the operand to the group, gather the received blocks"))
+               doc="scatter split_count blocks of the operand to the group, gather the received blocks",
+               constraints={
+                   "all_to_all_i1": "operand is an array",
+                   "all_to_all_c1": "`0 <= split_dimension < rank(operands...)`",
+                   "all_to_all_c2": "`dim(operands..., split_dimension) % split_count = 0`",
+                   "all_to_all_c3": "`0 <= concat_dimension < rank(operands...)`",
+                   "all_to_all_c4": "`0 < split_count`",
+                   "all_to_all_c5": "`is_unique(replica_groups)`",
+                   "all_to_all_c6": "replica_groups hold every replica of the run exactly once "
+                                    "(checked when it runs)",
+                   "all_to_all_c7": "`0 <= replica_groups < size(replica_groups)`",
+                   "all_to_all_c8": "replica groups are groups of split_count replicas",
+                   "spec:AllToAll": "replica groups are not empty",
+               }))
 
 
 # -- CollectivePermute -----------------------------------------------------------------------
 def _permute_infer(chk, operand, source_target_pairs):
-    chk.array("operand", operand)
+    chk.array("operand", operand, cid="collective_permute_i1")
     pairs = [list(p) for p in source_target_pairs]
     for s, t in source_target_pairs:
         if s < 0 or t < 0:
-            chk.fail("source_target_pairs", "must hold non-negative replica ids", pairs)
-    for i, what in ((0, "source"), (1, "target")):
+            chk.fail("source_target_pairs", "must hold non-negative replica ids", pairs,
+                     cid="collective_permute_c4")
+    for i, what, cid in ((0, "source", "collective_permute_c2"), (1, "target", "collective_permute_c3")):
         ids = [p[i] for p in source_target_pairs]
         if len(set(ids)) != len(ids):
-            chk.fail("source_target_pairs", f"must not name a {what} replica twice", pairs)
+            chk.fail("source_target_pairs", f"must not name a {what} replica twice", pairs, cid=cid)
     return operand
 
 
@@ -263,4 +325,11 @@ def _permute_ref(operand, source_target_pairs, *, result, interp):
 register(OpDef("CollectivePermute", (Operand("operand"), Attr("source_target_pairs", IntLists(2))),
                _permute_infer, _permute_ref, "collectives", "CollectivePermute", side_effecting=True,
                reference_takes_interp=True,
-               doc="send the operand from each source replica to its target; others get zeros"))
+               doc="send the operand from each source replica to its target; others get zeros",
+               constraints={
+                   "collective_permute_i1": "operand is an array",
+                   "collective_permute_c2": "`is_unique(source_target_pairs[:, 0])`",
+                   "collective_permute_c3": "`is_unique(source_target_pairs[:, 1])`",
+                   "collective_permute_c4": "source_target_pairs hold non-negative replica ids (below "
+                                            "the replica count, checked when it runs)",
+               }))

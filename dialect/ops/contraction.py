@@ -14,33 +14,39 @@ NUMERIC = INTEGERS + FLOATS + COMPLEX
 
 
 def dot_general_shape(chk, lhs: Shape, rhs: Shape, dn: DotDimensionNumbers, preferred=None) -> Shape:
-    chk.element_type("lhs", lhs, NUMERIC, "integer, floating-point or complex")
-    chk.element_type("rhs", rhs, NUMERIC, "integer, floating-point or complex")
+    chk.element_type("lhs", lhs, NUMERIC, "integer, floating-point or complex", cid="dot_general_i1")
+    chk.element_type("rhs", rhs, NUMERIC, "integer, floating-point or complex", cid="dot_general_i2")
     if preferred is None:
-        chk.same_element_type("lhs", lhs, "rhs", rhs)
+        chk.same_element_type("lhs", lhs, "rhs", rhs, cid="dot_general_c13")
     lc, rc = dn.lhs_contracting_dimensions, dn.rhs_contracting_dimensions
     lb, rb = dn.lhs_batch_dimensions, dn.rhs_batch_dimensions
-    for name, dims, s in (("lhs_contracting_dimensions", lc, lhs), ("rhs_contracting_dimensions", rc, rhs),
-                          ("lhs_batch_dimensions", lb, lhs), ("rhs_batch_dimensions", rb, rhs)):
-        chk.dims_in_range(f"dimension_numbers.{name}", dims, s.rank)
-        chk.unique(f"dimension_numbers.{name}", dims)
+    for name, dims, s, rng, uniq in (
+            ("lhs_contracting_dimensions", lc, lhs, "dot_general_c6", "dot_general_c3"),
+            ("rhs_contracting_dimensions", rc, rhs, "dot_general_c8", "dot_general_c4"),
+            ("lhs_batch_dimensions", lb, lhs, "dot_general_c5", "dot_general_c3"),
+            ("rhs_batch_dimensions", rb, rhs, "dot_general_c7", "dot_general_c4")):
+        chk.dims_in_range(f"dimension_numbers.{name}", dims, s.rank, cid=rng)
+        chk.unique(f"dimension_numbers.{name}", dims, cid=uniq)
     if len(lc) != len(rc):
         chk.fail("dimension_numbers.rhs_contracting_dimensions",
-                 f"must have as many dimensions as lhs_contracting_dimensions ({list(lc)})", list(rc))
+                 f"must have as many dimensions as lhs_contracting_dimensions ({list(lc)})", list(rc),
+                 cid="dot_general_c2")
     if len(lb) != len(rb):
         chk.fail("dimension_numbers.rhs_batch_dimensions",
-                 f"must have as many dimensions as lhs_batch_dimensions ({list(lb)})", list(rb))
-    for side, c, b in (("lhs", lc, lb), ("rhs", rc, rb)):
+                 f"must have as many dimensions as lhs_batch_dimensions ({list(lb)})", list(rb),
+                 cid="dot_general_c1")
+    for side, c, b, cid in (("lhs", lc, lb, "dot_general_c3"), ("rhs", rc, rb, "dot_general_c4")):
         both = set(c) & set(b)
         if both:
             chk.fail(f"dimension_numbers.{side}_batch_dimensions",
-                     f"must not overlap {side}_contracting_dimensions", sorted(both))
-    for kind, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
+                     f"must not overlap {side}_contracting_dimensions", sorted(both), cid=cid)
+    for kind, ld, rd, cid in (("contracting", lc, rc, "dot_general_c10"),
+                              ("batch", lb, rb, "dot_general_c9")):
         for a, b in zip(ld, rd):
             if lhs.dims[a] != rhs.dims[b]:
                 chk.fail(f"dimension_numbers.rhs_{kind}_dimensions",
                          f"must pair dimensions of equal size: lhs dimension {a} has {lhs.dims[a]}, "
-                         f"rhs dimension {b} has {rhs.dims[b]}", list(rd))
+                         f"rhs dimension {b} has {rhs.dims[b]}", list(rd), cid=cid)
     lfree = [d for d in range(lhs.rank) if d not in lc and d not in lb]
     rfree = [d for d in range(rhs.rank) if d not in rc and d not in rb]
     dims = [lhs.dims[d] for d in lb] + [lhs.dims[d] for d in lfree] + [rhs.dims[d] for d in rfree]
@@ -79,15 +85,38 @@ def _dot_numbers(lhs: Shape, rhs: Shape) -> DotDimensionNumbers:
 
 
 def _dot_infer(chk, lhs, rhs, preferred_element_type=None):
-    chk.array("lhs", lhs)
-    chk.array("rhs", rhs)
+    chk.array("lhs", lhs, cid="spec:Dot")
+    chk.array("rhs", rhs, cid="spec:Dot")
     for name, s in (("lhs", lhs), ("rhs", rhs)):
         if s.rank not in (1, 2):
-            chk.fail(name, "must be a vector or a matrix (rank 1 or 2)", s)
+            chk.fail(name, "must be a vector or a matrix (rank 1 or 2)", s, cid="spec:Dot")
     if lhs.dims[-1] != rhs.dims[0]:
         chk.fail("rhs", f"must have dimension 0 equal to the last dimension of lhs ({lhs}): "
-                 "the contracted dimensions must be of the same size", rhs)
+                 "the contracted dimensions must be of the same size", rhs, cid="spec:Dot")
     return dot_general_shape(chk, lhs, rhs, _dot_numbers(lhs, rhs), preferred_element_type)
+
+
+#: the constraints of dot_general_shape (DotGeneral, and Dot through it), StableHLO's dot_general
+_DOT_GENERAL_CONSTRAINTS = {
+    "dot_general_i1": "`lhs` is a tensor or per-tensor quantized tensor",
+    "dot_general_i2": "`rhs` is a tensor or quantized tensor",
+    "dot_general_c1": "`size(lhs_batching_dimensions) = size(rhs_batching_dimensions)`",
+    "dot_general_c2": "`size(lhs_contracting_dimensions) = "
+                      "size(rhs_contracting_dimensions)`",
+    "dot_general_c3": "`is_unique(lhs_batching_dimensions + "
+                      "lhs_contracting_dimensions)`",
+    "dot_general_c4": "`is_unique(rhs_batching_dimensions + "
+                      "rhs_contracting_dimensions)`",
+    "dot_general_c5": "`0 <= lhs_batching_dimensions < rank(lhs)`",
+    "dot_general_c6": "`0 <= lhs_contracting_dimensions < rank(lhs)`",
+    "dot_general_c7": "`0 <= rhs_batching_dimensions < rank(rhs)`",
+    "dot_general_c8": "`0 <= rhs_contracting_dimensions < rank(rhs)`",
+    "dot_general_c9": "`dim(lhs, lhs_batching_dimensions...) = dim(rhs, "
+                      "rhs_batching_dimensions...)`",
+    "dot_general_c10": "`dim(lhs, lhs_contracting_dimensions...) = dim(rhs, "
+                       "rhs_contracting_dimensions...)`",
+    "dot_general_c13": "`element_type(lhs) = element_type(rhs)`",
+}
 
 
 register(OpDef("Dot", (Operand("lhs"), Operand("rhs"),
@@ -95,12 +124,14 @@ register(OpDef("Dot", (Operand("lhs"), Operand("rhs"),
                _dot_infer,
                lambda lhs, rhs, preferred_element_type=None, *, result: dot_general_value(
                    lhs, rhs, DotDimensionNumbers((max(np.ndim(lhs) - 1, 0),), (0,)), result),
-               "contraction", "Dot", doc="vector/matrix products contracting lhs's last and rhs's first dimension"))
+               "contraction", "Dot", doc="vector/matrix products contracting lhs's last and rhs's first dimension",
+               constraints={"spec:Dot": "lhs and rhs are vectors or matrices, rhs's dimension 0 the size of "
+                                        "lhs's last dimension", **_DOT_GENERAL_CONSTRAINTS}))
 
 
 def _dot_general_infer(chk, lhs, rhs, dimension_numbers, preferred_element_type=None):
-    chk.array("lhs", lhs)
-    chk.array("rhs", rhs)
+    chk.array("lhs", lhs, cid="dot_general_i1")
+    chk.array("rhs", rhs, cid="dot_general_i2")
     return dot_general_shape(chk, lhs, rhs, dimension_numbers, preferred_element_type)
 
 
@@ -111,7 +142,8 @@ register(OpDef("DotGeneral", (Operand("lhs"), Operand("rhs"),
                lambda lhs, rhs, dimension_numbers, preferred_element_type=None, *, result:
                dot_general_value(lhs, rhs, dimension_numbers, result),
                "contraction", "DotGeneral",
-               doc="sum of products over contracting dimensions, with batch dimensions"))
+               doc="sum of products over contracting dimensions, with batch dimensions",
+               constraints=_DOT_GENERAL_CONSTRAINTS))
 
 
 # ----------------------------------------------------------------------------------------
@@ -151,85 +183,97 @@ def default_conv_numbers(rank: int) -> ConvolutionDimensionNumbers:
     return ConvolutionDimensionNumbers(0, 1, sp, 1, 0, sp, 0, 1, sp)
 
 
-def _check_layout(chk, name: str, dims: list, rank: int, operand: str):
+def _check_layout(chk, name: str, dims: list, rank: int, operand: str, *, cid: str):
     for d in dims:
         if not 0 <= d < rank:
             chk.fail(f"dimension_numbers.{name}", f"must be dimensions of {operand} (rank {rank}), in [0, {rank})",
-                     dims)
+                     dims, cid=cid)
     if len(set(dims)) != len(dims):
-        chk.fail(f"dimension_numbers.{name}", f"must be distinct dimensions of {operand}", dims)
+        chk.fail(f"dimension_numbers.{name}", f"must be distinct dimensions of {operand}", dims, cid=cid)
 
 
 def conv_shape(chk, lhs: Shape, rhs: Shape, window_strides, padding, lhs_dilation, rhs_dilation,
                dn: ConvolutionDimensionNumbers, feature_group_count, batch_group_count, preferred=None) -> Shape:
     """The shape rule shared by the three convolution ops (spec: ConvWithGeneralPadding)."""
-    chk.element_type("lhs", lhs, NUMERIC, "integer, floating-point or complex")
-    chk.element_type("rhs", rhs, NUMERIC, "integer, floating-point or complex")
+    chk.element_type("lhs", lhs, NUMERIC, "integer, floating-point or complex", cid="convolution_i1")
+    chk.element_type("rhs", rhs, NUMERIC, "integer, floating-point or complex", cid="convolution_i2")
     if preferred is None:
-        chk.same_element_type("lhs", lhs, "rhs", rhs)
+        chk.same_element_type("lhs", lhs, "rhs", rhs, cid="convolution_c27")
     else:
         kinds = {lhs.element_type.kind, rhs.element_type.kind}
         if preferred.is_pred or ("complex" in kinds and not preferred.is_complex) or (
                 "float" in kinds and not preferred.is_floating):
             chk.fail("preferred_element_type", f"must hold the operands' values ({lhs.element_type}, "
-                     f"{rhs.element_type})", preferred)
+                     f"{rhs.element_type})", preferred, cid="spec:ConvWithGeneralPadding")
     if rhs.rank != lhs.rank:
-        chk.fail("rhs", f"must have the rank of lhs ({lhs})", rhs)
+        chk.fail("rhs", f"must have the rank of lhs ({lhs})", rhs, cid="convolution_c1")
     if lhs.rank < 2:
-        chk.fail("lhs", "must have rank n+2 >= 2 (batch, feature and n spatial dimensions)", lhs)
+        chk.fail("lhs", "must have rank n+2 >= 2 (batch, feature and n spatial dimensions)", lhs,
+                 cid="spec:ConvWithGeneralPadding")
     rank = lhs.rank
     n = len(dn.input_spatial_dimensions)
     if n != rank - 2:
         chk.fail("dimension_numbers.input_spatial_dimensions", f"must number rank - 2 = {rank - 2} "
-                 f"(lhs is {lhs})", list(dn.input_spatial_dimensions))
-    for name, seq in (("kernel_spatial_dimensions", dn.kernel_spatial_dimensions),
-                      ("output_spatial_dimensions", dn.output_spatial_dimensions)):
+                 f"(lhs is {lhs})", list(dn.input_spatial_dimensions), cid="convolution_c12")
+    for name, seq, cid in (("kernel_spatial_dimensions", dn.kernel_spatial_dimensions, "convolution_c17"),
+                           ("output_spatial_dimensions", dn.output_spatial_dimensions, "convolution_c19")):
         if len(seq) != n:
-            chk.fail(f"dimension_numbers.{name}", f"must number {n}, like input_spatial_dimensions", list(seq))
+            chk.fail(f"dimension_numbers.{name}", f"must number {n}, like input_spatial_dimensions", list(seq),
+                     cid=cid)
     _check_layout(chk, "input_*_dimension(s)", [dn.input_batch_dimension, dn.input_feature_dimension,
-                                                *dn.input_spatial_dimensions], rank, "lhs")
+                                                *dn.input_spatial_dimensions], rank, "lhs",
+                                                cid="convolution_c13")
     _check_layout(chk, "kernel_*_dimension(s)", [dn.kernel_output_feature_dimension,
                                                  dn.kernel_input_feature_dimension,
-                                                 *dn.kernel_spatial_dimensions], rank, "rhs")
+                                                 *dn.kernel_spatial_dimensions], rank, "rhs",
+                                                 cid="convolution_c18")
     _check_layout(chk, "output_*_dimension(s)", [dn.output_batch_dimension, dn.output_feature_dimension,
-                                                 *dn.output_spatial_dimensions], rank, "the result")
+                                                 *dn.output_spatial_dimensions], rank, "the result",
+                  cid="convolution_c20")
     what = f"one per spatial dimension ({n})"
-    chk.length("window_strides", window_strides, n, what)
-    chk.positive("window_strides", window_strides)
-    chk.length("lhs_dilation", lhs_dilation, n, what)
-    chk.positive("lhs_dilation", lhs_dilation)
-    chk.length("rhs_dilation", rhs_dilation, n, what)
-    chk.positive("rhs_dilation", rhs_dilation)
+    chk.length("window_strides", window_strides, n, what, cid="convolution_c2")
+    chk.positive("window_strides", window_strides, cid="convolution_c3")
+    chk.length("lhs_dilation", lhs_dilation, n, what, cid="convolution_c5")
+    chk.positive("lhs_dilation", lhs_dilation, cid="convolution_c6")
+    chk.length("rhs_dilation", rhs_dilation, n, what, cid="convolution_c7")
+    chk.positive("rhs_dilation", rhs_dilation, cid="convolution_c8")
     if not isinstance(padding, Padding):
-        chk.length("padding", padding, n, what)
+        chk.length("padding", padding, n, what, cid="convolution_c4")
     fgc, bgc = feature_group_count, batch_group_count
     if fgc < 1:
-        chk.fail("feature_group_count", "must be positive", fgc)
+        chk.fail("feature_group_count", "must be positive", fgc, cid="convolution_c21")
     if bgc < 1:
-        chk.fail("batch_group_count", "must be positive", bgc)
+        chk.fail("batch_group_count", "must be positive", bgc, cid="convolution_c22")
     if fgc > 1 and bgc > 1:
-        chk.fail("batch_group_count", f"must be 1 when feature_group_count is {fgc} (both cannot exceed 1)", bgc)
+        chk.fail("batch_group_count", f"must be 1 when feature_group_count is {fgc} (both cannot exceed 1)", bgc,
+                 cid="convolution_c23")
     batch = lhs.dims[dn.input_batch_dimension]
     cin = lhs.dims[dn.input_feature_dimension]
     kin = rhs.dims[dn.kernel_input_feature_dimension]
     kout = rhs.dims[dn.kernel_output_feature_dimension]
     if cin % fgc:
-        chk.fail("feature_group_count", f"must divide the lhs feature dimension ({cin})", fgc)
+        chk.fail("feature_group_count", f"must divide the lhs feature dimension ({cin})", fgc,
+                 cid="convolution_c11")
     if kin != cin // fgc:
         chk.fail("rhs", f"must have input feature dimension (dimension {dn.kernel_input_feature_dimension}) "
-                 f"of size lhs features / feature_group_count = {cin // fgc}", rhs)
+                 f"of size lhs features / feature_group_count = {cin // fgc}", rhs, cid="convolution_c14")
     if kout % fgc:
-        chk.fail("feature_group_count", f"must divide the rhs output feature dimension ({kout})", fgc)
+        chk.fail("feature_group_count", f"must divide the rhs output feature dimension ({kout})", fgc,
+                 cid="convolution_c16")
     if kout % bgc:
-        chk.fail("batch_group_count", f"must divide the rhs output feature dimension ({kout})", bgc)
+        chk.fail("batch_group_count", f"must divide the rhs output feature dimension ({kout})", bgc,
+                 cid="convolution_c15")
     if batch % bgc:
-        chk.fail("batch_group_count", f"must divide the lhs batch dimension ({batch})", bgc)
+        chk.fail("batch_group_count", f"must divide the lhs batch dimension ({batch})", bgc,
+                 cid="convolution_c10")
     base = [lhs.dims[d] for d in dn.input_spatial_dimensions]
     window = [rhs.dims[d] for d in dn.kernel_spatial_dimensions]
     if any(w <= 0 for w in window):
-        chk.fail("rhs", "must have positive spatial (window) dimensions", rhs)
+        chk.fail("rhs", "must have positive spatial (window) dimensions", rhs,
+                 cid="spec:ConvWithGeneralPadding")
     pads = resolve_padding(padding, base, window, window_strides, lhs_dilation, rhs_dilation)
-    spatial = window_output_dims(chk, base, window, window_strides, pads, lhs_dilation, rhs_dilation)
+    spatial = window_output_dims(chk, base, window, window_strides, pads, lhs_dilation, rhs_dilation,
+                                 cid="convolution_c25")
     out = [0] * rank
     out[dn.output_batch_dimension] = batch // bgc
     out[dn.output_feature_dimension] = kout
@@ -289,8 +333,8 @@ def _conv_dn(lhs):
 
 def _conv_infer(chk, lhs, rhs, window_strides, padding, feature_group_count=1, batch_group_count=1,
                 precision_config=None, preferred_element_type=None):
-    chk.array("lhs", lhs)
-    chk.array("rhs", rhs)
+    chk.array("lhs", lhs, cid="convolution_i1")
+    chk.array("rhs", rhs, cid="convolution_i2")
     n = max(lhs.rank - 2, 0)
     return conv_shape(chk, lhs, rhs, window_strides, padding, (1,) * n, (1,) * n, _conv_dn(lhs),
                       feature_group_count, batch_group_count, preferred_element_type)
@@ -303,17 +347,58 @@ def _conv_ref(lhs, rhs, window_strides, padding, feature_group_count=1, batch_gr
                       feature_group_count, batch_group_count, result)
 
 
+#: the constraints of the three convolution ops' shape rule (conv_shape), StableHLO's convolution
+_CONV_CONSTRAINTS = {
+    "convolution_i1": "`lhs` is a tensor or per-tensor quantized tensor",
+    "convolution_i2": "`rhs` is a tensor or quantized tensor",
+    "convolution_c1": "`N = rank(lhs) = rank(rhs)`",
+    "convolution_c2": "`size(window_strides) = N - 2`",
+    "convolution_c3": "`0 < window_strides`",
+    "convolution_c4": "`shape(padding) = [N - 2, 2]`",
+    "convolution_c5": "`size(lhs_dilation) = N - 2`",
+    "convolution_c6": "`0 < lhs_dilation`",
+    "convolution_c7": "`size(rhs_dilation) = N - 2`",
+    "convolution_c8": "`0 < rhs_dilation`",
+    "convolution_c10": "`dim(lhs, input_batch_dimension) % batch_group_count = 0`",
+    "convolution_c11": "`dim(lhs, input_feature_dimension) % feature_group_count = 0`",
+    "convolution_c12": "`size(input_spatial_dimensions) = N - 2`",
+    "convolution_c13": "input_batch_dimension, input_spatial_dimensions and input_feature_dimension are "
+                       "distinct dimensions of lhs",
+    "convolution_c14": "`dim(rhs, kernel_input_feature_dimension) = dim(lhs, "
+                       "input_feature_dimension) / feature_group_count`",
+    "convolution_c15": "`dim(rhs, kernel_output_feature_dimension) % batch_group_count "
+                       "= 0`",
+    "convolution_c16": "`dim(rhs, kernel_output_feature_dimension) % "
+                       "feature_group_count = 0`",
+    "convolution_c17": "`size(kernel_spatial_dimensions) = N - 2`",
+    "convolution_c18": "kernel_spatial_dimensions, kernel_input_feature_dimension and "
+                       "kernel_output_feature_dimension are distinct dimensions of rhs",
+    "convolution_c19": "`size(output_spatial_dimensions) = N - 2`",
+    "convolution_c20": "output_batch_dimension, output_spatial_dimensions and output_feature_dimension "
+                       "are distinct dimensions of the result",
+    "convolution_c21": "`0 < feature_group_count`",
+    "convolution_c22": "`0 < batch_group_count`",
+    "convolution_c23": "`feature_group_count = 1 or batch_group_count = 1`",
+    "convolution_c25": "padding removes no more than the (dilated) base size of a "
+                       "spatial dimension",
+    "convolution_c27": "`element_type(lhs) = element_type(rhs) = element_type(result)`",
+    "spec:ConvWithGeneralPadding": "preferred_element_type holds the operands' values; "
+                                   "operands of rank >= 2; windows of positive size",
+}
+
+
 register(OpDef("Conv", (Operand("lhs"), Operand("rhs"), Attr("window_strides", Ints()),
                         Attr("padding", kind_for(Padding))) + _CONV_TAIL,
                _conv_infer, _conv_ref, "contraction", "Conv (convolution)",
                doc="convolution with SAME or VALID padding; lhs [batch, feature, spatial...], "
-                   "rhs [output feature, input feature, spatial...]"))
+                   "rhs [output feature, input feature, spatial...]",
+               constraints=_CONV_CONSTRAINTS))
 
 
 def _cwgp_infer(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, feature_group_count=1,
                 batch_group_count=1, precision_config=None, preferred_element_type=None):
-    chk.array("lhs", lhs)
-    chk.array("rhs", rhs)
+    chk.array("lhs", lhs, cid="convolution_i1")
+    chk.array("rhs", rhs, cid="convolution_i2")
     return conv_shape(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, _conv_dn(lhs),
                       feature_group_count, batch_group_count, preferred_element_type)
 
@@ -329,13 +414,14 @@ register(OpDef("ConvWithGeneralPadding", (Operand("lhs"), Operand("rhs"), Attr("
                                           Attr("lhs_dilation", Ints()), Attr("rhs_dilation", Ints())) + _CONV_TAIL,
                _cwgp_infer, _cwgp_ref, "contraction", "ConvWithGeneralPadding (convolution)",
                doc="convolution with explicit (low, high) padding (negative cuts), lhs and rhs "
-                   "dilation, feature and batch groups; the spec's default layout"))
+                   "dilation, feature and batch groups; the spec's default layout",
+               constraints=_CONV_CONSTRAINTS))
 
 
 def _cgd_infer(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                feature_group_count=1, batch_group_count=1, precision_config=None, preferred_element_type=None):
-    chk.array("lhs", lhs)
-    chk.array("rhs", rhs)
+    chk.array("lhs", lhs, cid="convolution_i1")
+    chk.array("rhs", rhs, cid="convolution_i2")
     return conv_shape(chk, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                       feature_group_count, batch_group_count, preferred_element_type)
 
@@ -353,4 +439,5 @@ register(OpDef("ConvGeneralDilated", (Operand("lhs"), Operand("rhs"), Attr("wind
                                       Attr("dimension_numbers", kind_for(ConvolutionDimensionNumbers))) + _CONV_TAIL,
                _cgd_infer, _cgd_ref, "contraction", "ConvWithGeneralPadding (convolution)",
                doc="ConvWithGeneralPadding with ConvolutionDimensionNumbers: any layout of batch, feature "
-                   "and spatial dimensions (NHWC/HWIO, ...); padding may also be SAME or VALID"))
+                   "and spatial dimensions (NHWC/HWIO, ...); padding may also be SAME or VALID",
+               constraints=_CONV_CONSTRAINTS))

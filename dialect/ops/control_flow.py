@@ -11,15 +11,16 @@ from ..core import Attr, Callee, Comp, Comps, OpDef, Operand, Operands, register
 from ..types import PRED, S32, Shape
 
 
-def _sig_params(chk, param, sig, want, what):
+def _sig_params(chk, param, sig, want, what, *, cid: str):
     if len(sig.params) != len(want) or tuple(sig.params) != tuple(want):
-        chk.fail(param, f"must take parameters {list(want)}{what}", sig)
+        chk.fail(param, f"must take parameters {list(want)}{what}", sig, cid=cid)
 
 
 # -- Call ------------------------------------------------------------------------------------
 def _call_infer(chk, computation, args):
     if tuple(args) != tuple(computation.params):
-        chk.fail("args", f"must match the parameters of the computation {computation}", list(args))
+        chk.fail("args", f"must match the parameters of the computation {computation}", list(args),
+                 cid="spec:Call")
     return computation.result
 
 
@@ -34,28 +35,31 @@ def _call_bind(computation, args=()):
 
 register(OpDef("Call", (Callee("computation"), Operands("args")), _call_infer, _call_ref,
                "control_flow", "Call", bind=_call_bind,
-               doc="invoke a computation with arguments (one shared function per computation)"))
+               doc="invoke a computation with arguments (one shared function per computation)",
+               constraints={
+                   "spec:Call": "args have the types of the computation's parameters",
+               }))
 
 
 # -- Map -------------------------------------------------------------------------------------
 def _map_infer(chk, operands, computation, dimensions, static_operands=()):
     if len(operands) < 1:
-        chk.fail("operands", "must have at least one array", [])
+        chk.fail("operands", "must have at least one array", [], cid="map_c2")
     first = operands[0]
     for i, s in enumerate(operands):
-        chk.array(f"operands[{i}]", s)
+        chk.array(f"operands[{i}]", s, cid="map_i1")
         if s.dims != first.dims:
-            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({first})", s)
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({first})", s, cid="map_c1")
     if list(dimensions) != list(range(first.rank)):
         chk.fail("dimensions", f"must be every dimension in order, [0, {first.rank}) (XLA maps over all "
-                 "dimensions)", list(dimensions))
+                 "dimensions)", list(dimensions), cid="map_c3")
     for i, s in enumerate(static_operands):
-        chk.scalar(f"static_operands[{i}]", s)
+        chk.scalar(f"static_operands[{i}]", s, cid="spec:Map")
     want = [Shape(s.element_type, ()) for s in operands] + list(static_operands)
-    _sig_params(chk, "computation", computation, want, "")
+    _sig_params(chk, "computation", computation, want, "", cid="map_c4")
     res = computation.result
     if not res.is_array or res.rank != 0:
-        chk.fail("computation", "must return a scalar", computation)
+        chk.fail("computation", "must return a scalar", computation, cid="map_c4")
     return Shape(res.element_type, first.dims)
 
 
@@ -71,17 +75,26 @@ def _map_bind(operands, computation, dimensions, static_operands=()):
 register(OpDef("Map", (Operands("operands"), Comp("computation"), Attr("dimensions", Ints()),
                        Operands("static_operands")),
                _map_infer, _map_ref, "control_flow", "Map", bind=_map_bind,
-               doc="a scalar computation applied element-wise over N arrays (plus static scalar operands)"))
+               doc="a scalar computation applied element-wise over N arrays (plus static scalar operands)",
+               constraints={
+                   "map_i1": "operands are arrays",
+                   "map_c1": "`shape(inputs...) = shape(result)`",
+                   "map_c2": "`0 < size(inputs) = N`",
+                   "map_c3": "`dimensions = range(rank(inputs[0]))`",
+                   "map_c4": "computation takes a scalar of each operand's element type (then the "
+                             "static operands) and returns a scalar",
+                   "spec:Map": "static_operands are scalars",
+               }))
 
 
 # -- While -----------------------------------------------------------------------------------
 def _while_infer(chk, condition, body, init):
-    _sig_params(chk, "condition", condition, [init], f" (the type of init)")
+    _sig_params(chk, "condition", condition, [init], " (the type of init)", cid="while_c1")
     if condition.result != Shape(PRED, ()):
-        chk.fail("condition", "must return a PRED scalar", condition)
-    _sig_params(chk, "body", body, [init], " (the type of init)")
+        chk.fail("condition", "must return a PRED scalar", condition, cid="while_c1")
+    _sig_params(chk, "body", body, [init], " (the type of init)", cid="while_c2")
     if body.result != init:
-        chk.fail("body", f"must return the type of init ({init})", body)
+        chk.fail("body", f"must return the type of init ({init})", body, cid="while_c2")
     return init
 
 
@@ -94,26 +107,33 @@ def _while_ref(condition, body, init, *, result):
 
 register(OpDef("While", (Comp("condition"), Comp("body"), Operand("init")),
                _while_infer, _while_ref, "control_flow", "While",
-               doc="run body while condition holds, from init; returns the last state"))
+               doc="run body while condition holds, from init; returns the last state",
+               constraints={
+                   "while_c1": "condition has type (T) -> PRED scalar, T the type of init",
+                   "while_c2": "body has type (T) -> T, T the type of init",
+               }))
 
 
 # -- Conditional -----------------------------------------------------------------------------
 def _cond_infer(chk, branch_index, branch_computations, branch_operands):
-    chk.scalar("branch_index", branch_index, (PRED, S32), "PRED or S32")
+    chk.scalar("branch_index", branch_index, (PRED, S32), "PRED or S32", cid="case_i1")
     n = len(branch_computations)
     if n < 1:
-        chk.fail("branch_computations", "must have at least one computation", [])
+        chk.fail("branch_computations", "must have at least one computation", [], cid="case_c1")
     if branch_index.element_type == PRED and n != 2:
-        chk.fail("branch_computations", "must be two computations (true, false) for a PRED predicate", n)
+        chk.fail("branch_computations", "must be two computations (true, false) for a PRED predicate", n,
+                 cid="spec:Conditional")
     if len(branch_operands) != n:
         chk.fail("branch_operands", f"must have one operand per branch computation ({n})",
-                 len(branch_operands))
+                 len(branch_operands), cid="spec:Conditional")
     for i, (c, o) in enumerate(zip(branch_computations, branch_operands)):
-        _sig_params(chk, f"branch_computations[{i}]", c, [o], f" (the type of branch_operands[{i}])")
+        _sig_params(chk, f"branch_computations[{i}]", c, [o], f" (the type of branch_operands[{i}])",
+                    cid="spec:Conditional")
     res = branch_computations[0].result
     for i, c in enumerate(branch_computations):
         if c.result != res:
-            chk.fail(f"branch_computations[{i}]", f"must return the type of branch_computations[0] ({res})", c)
+            chk.fail(f"branch_computations[{i}]", f"must return the type of branch_computations[0] ({res})", c,
+                     cid="case_c3")
     return res
 
 
@@ -153,31 +173,39 @@ register(OpDef("Conditional", (Operand("branch_index"), Comps("branch_computatio
                                Operands("branch_operands")),
                _cond_infer, _cond_ref, "control_flow", "Conditional", bind=_cond_bind,
                doc="run one branch computation chosen by a PRED (true, false) or an S32 index "
-                   "(out of range: the last)"))
+                   "(out of range: the last)",
+               constraints={
+                   "case_i1": "branch_index is a PRED or S32 scalar",
+                   "case_c1": "`0 < size(branches)`",
+                   "case_c3": "`same(output_types(branches...))`",
+                   "spec:Conditional": "a PRED branch_index has two branch computations; one operand "
+                                       "per branch computation, of its parameter's type",
+               }))
 
 
 # -- Sort ------------------------------------------------------------------------------------
 def sort_dimension(chk, dimension: int, rank: int) -> int:
     if not -rank <= dimension < rank:
-        chk.fail("dimension", f"must be a dimension of the operands' rank {rank}, in [-{rank}, {rank})", dimension)
+        chk.fail("dimension", f"must be a dimension of the operands' rank {rank}, in [-{rank}, {rank})", dimension,
+                 cid="sort_c4")
     return dimension % rank
 
 
 def _sort_infer(chk, operands, comparator, dimension=-1, is_stable=False):
     if len(operands) < 1:
-        chk.fail("operands", "must have at least one array", [])
+        chk.fail("operands", "must have at least one array", [], cid="sort_c1")
     first = operands[0]
     for i, s in enumerate(operands):
-        chk.array(f"operands[{i}]", s)
+        chk.array(f"operands[{i}]", s, cid="sort_i1")
         if s.dims != first.dims:
-            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({first})", s)
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({first})", s, cid="sort_c3")
     if first.rank == 0:
-        chk.fail("operands", "must have rank >= 1", first)
+        chk.fail("operands", "must have rank >= 1", first, cid="sort_c4")
     sort_dimension(chk, dimension, first.rank)
     want = [Shape(s.element_type, ()) for s in operands for _ in (0, 1)]
-    _sig_params(chk, "comparator", comparator, want, " (two scalars per operand)")
+    _sig_params(chk, "comparator", comparator, want, " (two scalars per operand)", cid="sort_c5")
     if comparator.result != Shape(PRED, ()):
-        chk.fail("comparator", "must return a PRED scalar", comparator)
+        chk.fail("comparator", "must return a PRED scalar", comparator, cid="sort_c5")
     return first if len(operands) == 1 else Shape.tuple(operands)
 
 
@@ -211,4 +239,12 @@ def _sort_bind(operands, comparator, dimension=-1, is_stable=False):
 register(OpDef("Sort", (Operands("operands"), Comp("comparator"), Attr("dimension", Int(), -1),
                         Attr("is_stable", Bool(), False)),
                _sort_infer, _sort_ref, "control_flow", "Sort", bind=_sort_bind,
-               doc="sort operands together along a dimension by a comparator computation"))
+               doc="sort operands together along a dimension by a comparator computation",
+               constraints={
+                   "sort_i1": "operands are arrays",
+                   "sort_c1": "`0 < size(inputs)`",
+                   "sort_c3": "`same(shape(inputs...) + shape(results...))`",
+                   "sort_c4": "operands have rank >= 1; `-R <= dimension < R`, where `R = "
+                              "rank(operands[0])`",
+                   "sort_c5": "comparator has type (E0, E0, ..., EN-1, EN-1) -> PRED scalar",
+               }))

@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import ETypeKind, Int, Ints, Optional
-from ..checks import types_of
+from ..checks import spec_id, types_of
 from ..core import Attr, OpDef, Operand, register
 from ..types import (BF16, C64, C128, COMPLEX, F32, F64, FLOATS, INTEGERS, PRED, SIGNED,
                      UNSIGNED, Shape)
 from .common import broadcast_binary, expand_operand
+from .dynamic import same_as_operands
 
 NUM = INTEGERS + FLOATS + COMPLEX            # arithmetic types
 REAL = INTEGERS + FLOATS                     # ordered types
@@ -29,6 +30,22 @@ FLOAT_CPLX = FLOATS + COMPLEX
 SEC_BIN = "Element-wise binary arithmetic operations"
 SEC_CMP = "Element-wise comparison operations"
 SEC_UN = "Element-wise unary functions"
+
+#: the StableHLO op of each seed: its constraint ids (`add_i1`, `add_c1`, ...) are the ones the
+#: seed's rule cites (docs/errors.md)
+STABLEHLO = {
+    "Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Rem": "remainder",
+    "Max": "maximum", "Min": "minimum", "LogicalAnd": "and", "LogicalOr": "or", "Pow": "power",
+    "Atan2": "atan2", "And": "and", "Or": "or", "Xor": "xor", "ShiftLeft": "shift_left",
+    "ShiftRightLogical": "shift_right_logical", "ShiftRightArithmetic": "shift_right_arithmetic",
+    "Complex": "complex",
+    "Abs": "abs", "Ceil": "ceil", "Floor": "floor", "Cos": "cosine", "Sin": "sine", "Tan": "tan",
+    "Exp": "exponential", "Expm1": "exponential_minus_one", "Log": "log", "Log1p": "log_plus_one",
+    "Logistic": "logistic", "Tanh": "tanh", "Sqrt": "sqrt", "Rsqrt": "rsqrt", "Cbrt": "cbrt",
+    "Imag": "imag", "Real": "real", "IsFinite": "is_finite", "PopulationCount": "popcnt",
+    "Clz": "count_leading_zeros", "Neg": "negate", "Sign": "sign",
+    "RoundNearestAfz": "round_nearest_afz", "RoundNearestEven": "round_nearest_even",
+}
 
 
 def _words(types) -> str:
@@ -225,12 +242,29 @@ COMPARE = [
 ]
 
 
-def _binary_infer(seed, types, result_kind):
+def _binary_cids(seed, section) -> tuple[str, str, str, str]:
+    """Ids of (lhs's element type, rhs's, one element type, broadcasting) of a binary seed."""
+    n = "compare" if section == SEC_CMP else STABLEHLO[seed]
+    return f"{n}_i1", f"{n}_i2", f"{n}_c1", spec_id(section)
+
+
+def _binary_constraints(seed, types, section) -> dict:
+    lt, rt, same, bcast = _binary_cids(seed, section)
+    return {lt: f"lhs has a {_words(types)} element type",
+            rt: f"rhs has a {_words(types)} element type",
+            same: "lhs and rhs have one element type",
+            bcast: "lhs and rhs have one shape up to XLA's broadcasting (a scalar, "
+                   "broadcast_dimensions, size-1 dimensions)"}
+
+
+def _binary_infer(seed, types, result_kind, section):
+    lt, rt, same, bcast = _binary_cids(seed, section)
+
     def infer(chk, lhs, rhs, broadcast_dimensions=None):
-        chk.element_type("lhs", lhs, types, _words(types))
-        chk.element_type("rhs", rhs, types, _words(types))
-        chk.same_element_type("lhs", lhs, "rhs", rhs)
-        dims = broadcast_binary(chk, lhs, rhs, broadcast_dimensions)
+        chk.element_type("lhs", lhs, types, _words(types), cid=lt)
+        chk.element_type("rhs", rhs, types, _words(types), cid=rt)
+        chk.same_element_type("lhs", lhs, "rhs", rhs, cid=same)
+        dims = broadcast_binary(chk, lhs, rhs, broadcast_dimensions, cid=bcast)
         et = lhs.element_type
         if result_kind == "pred":
             et = PRED
@@ -243,13 +277,16 @@ def _binary_infer(seed, types, result_kind):
 BIN_PARAMS = (Operand("lhs"), Operand("rhs"), Attr("broadcast_dimensions", Optional(Ints()), None))
 
 for _seed, _types, _res, _fn in BINARY:
-    register(OpDef(_seed, BIN_PARAMS, _binary_infer(_seed, _types, _res), _binary_ref(_fn),
-                   "elementwise", SEC_BIN, doc=f"element-wise {_seed} of two {_words(_types)} arrays"))
+    register(OpDef(_seed, BIN_PARAMS, _binary_infer(_seed, _types, _res, SEC_BIN), _binary_ref(_fn),
+                   "elementwise", SEC_BIN, dynamic=same_as_operands,
+                   doc=f"element-wise {_seed} of two {_words(_types)} arrays",
+                   constraints=_binary_constraints(_seed, _types, SEC_BIN)))
 
 for _seed, _types, _fn, _total in COMPARE:
-    register(OpDef(_seed, BIN_PARAMS, _binary_infer(_seed, _types, "pred"), _cmp(_fn, _total),
-                   "elementwise", SEC_CMP,
-                   doc=f"element-wise {_seed}{' (total order)' if _total else ''}, PRED result"))
+    register(OpDef(_seed, BIN_PARAMS, _binary_infer(_seed, _types, "pred", SEC_CMP), _cmp(_fn, _total),
+                   "elementwise", SEC_CMP, dynamic=same_as_operands,
+                   doc=f"element-wise {_seed}{' (total order)' if _total else ''}, PRED result",
+                   constraints=_binary_constraints(_seed, _types, SEC_CMP)))
 
 
 # ----------------------------------------------------------------------------------------
@@ -336,9 +373,17 @@ UNARY = [
 ]
 
 
-def _unary_infer(types, result_kind):
+def _unary_cid(seed) -> str:
+    """The id of a unary seed's one rule (its operand's element type): StableHLO's `<op>_i1`;
+    Not and LogicalNot (StableHLO's `not` has no numbered input rule) cite the spec."""
+    return f"{STABLEHLO[seed]}_i1" if seed in STABLEHLO else spec_id(SEC_UN)
+
+
+def _unary_infer(seed, types, result_kind):
+    cid = _unary_cid(seed)
+
     def infer(chk, operand):
-        chk.element_type("operand", operand, types, _words(types))
+        chk.element_type("operand", operand, types, _words(types), cid=cid)
         et = operand.element_type
         if result_kind == "pred":
             et = PRED
@@ -356,8 +401,10 @@ def _unary_ref(fn):
 
 
 for _seed, _types, _res, _fn in UNARY:
-    register(OpDef(_seed, (Operand("operand"),), _unary_infer(_types, _res), _unary_ref(_fn),
-                   "elementwise", SEC_UN, doc=f"element-wise {_seed} of a {_words(_types)} array"))
+    register(OpDef(_seed, (Operand("operand"),), _unary_infer(_seed, _types, _res), _unary_ref(_fn),
+                   "elementwise", SEC_UN, dynamic=same_as_operands,
+                   doc=f"element-wise {_seed} of a {_words(_types)} array",
+                   constraints={_unary_cid(_seed): f"operand has a {_words(_types)} element type"}))
 
 
 # ----------------------------------------------------------------------------------------
@@ -365,13 +412,14 @@ for _seed, _types, _res, _fn in UNARY:
 # ----------------------------------------------------------------------------------------
 def _select_infer(chk, pred, on_true, on_false):
     if on_true != on_false:
-        chk.fail("on_false", f"must have the shape of on_true ({on_true})", on_false)
+        chk.fail("on_false", f"must have the shape of on_true ({on_true})", on_false, cid="select_c2")
     if on_true.is_tuple or on_true.is_token:
-        chk.scalar("pred", pred, (PRED,), "PRED")
+        chk.scalar("pred", pred, (PRED,), "PRED", cid="spec:Select")
         return on_true
-    chk.element_type("pred", pred, (PRED,), "PRED")
+    chk.element_type("pred", pred, (PRED,), "PRED", cid="select_i1")
     if pred.rank != 0 and pred.dims != on_true.dims:
-        chk.fail("pred", f"must be a scalar or have the dimensions of on_true ({on_true})", pred)
+        chk.fail("pred", f"must be a scalar or have the dimensions of on_true ({on_true})", pred,
+                 cid="select_c1")
     return on_true
 
 
@@ -382,19 +430,23 @@ def _select_ref(pred, on_true, on_false, *, result):
 
 
 register(OpDef("Select", (Operand("pred"), Operand("on_true"), Operand("on_false")),
-               _select_infer, _select_ref, "elementwise", "Select",
+               _select_infer, _select_ref, "elementwise", "Select", dynamic=same_as_operands,
+               constraints={"select_i1": "pred is a PRED array",
+                            "select_c1": "pred is a scalar or has the dimensions of on_true",
+                            "select_c2": "on_true and on_false have one shape",
+                            "spec:Select": "pred selecting between tuples (or tokens) is a PRED scalar"},
                doc="element-wise choice between on_true and on_false by a PRED array or scalar"))
 
 
 def _clamp_infer(chk, min, operand, max):
-    chk.array("operand", operand)
-    for name, s in (("min", min), ("max", max)):
-        chk.array(name, s)
-        chk.same_element_type("operand", operand, name, s)
+    chk.array("operand", operand, cid="clamp_i2")
+    for name, s, i, c in (("min", min, "clamp_i1", "clamp_c1"), ("max", max, "clamp_i3", "clamp_c2")):
+        chk.array(name, s, cid=i)
+        chk.same_element_type("operand", operand, name, s, cid="clamp_c3")
         if s.rank != 0 and s.dims != operand.dims:
-            chk.fail(name, f"must be a scalar or have the shape of operand ({operand})", s)
+            chk.fail(name, f"must be a scalar or have the shape of operand ({operand})", s, cid=c)
     if operand.element_type in COMPLEX:
-        chk.fail("operand", "must have an ordered (non-complex) element type", operand)
+        chk.fail("operand", "must have an ordered (non-complex) element type", operand, cid="spec:Clamp")
     return operand
 
 
@@ -404,7 +456,13 @@ def _clamp_ref(min, operand, max, *, result):
 
 
 register(OpDef("Clamp", (Operand("min"), Operand("operand"), Operand("max")),
-               _clamp_infer, _clamp_ref, "elementwise", "Clamp",
+               _clamp_infer, _clamp_ref, "elementwise", "Clamp", dynamic=same_as_operands,
+               constraints={"clamp_i1": "min is an array", "clamp_i2": "operand is an array",
+                            "clamp_i3": "max is an array",
+                            "clamp_c1": "min is a scalar or has the shape of operand",
+                            "clamp_c2": "max is a scalar or has the shape of operand",
+                            "clamp_c3": "min, operand and max have one element type",
+                            "spec:Clamp": "operand's element type is ordered (not complex)"},
                doc="min(max(min, operand), max), with scalar min/max allowed"))
 
 
@@ -412,10 +470,10 @@ register(OpDef("Clamp", (Operand("min"), Operand("operand"), Operand("max")),
 # ConvertElementType, BitcastConvertType
 # ----------------------------------------------------------------------------------------
 def _convert_infer(chk, operand, new_element_type):
-    chk.array("operand", operand)
+    chk.array("operand", operand, cid="convert_i1")
     if operand.element_type.is_complex and not new_element_type.is_complex:
         chk.fail("new_element_type", f"must be complex when operand is complex ({operand}); "
-                 "use Real/Imag/Abs", new_element_type)
+                 "use Real/Imag/Abs", new_element_type, cid="spec:ConvertElementType")
     return operand.with_type(new_element_type)
 
 
@@ -447,7 +505,9 @@ def _convert_ref(operand, new_element_type, *, result):
 
 
 register(OpDef("ConvertElementType", (Operand("operand"), Attr("new_element_type", ETypeKind())),
-               _convert_infer, _convert_ref, "elementwise", "ConvertElementType",
+               _convert_infer, _convert_ref, "elementwise", "ConvertElementType", dynamic=same_as_operands,
+               constraints={"convert_i1": "operand is an array",
+                            "spec:ConvertElementType": "a complex operand converts to a complex type"},
                doc="element-wise static_cast to new_element_type"))
 
 
@@ -457,23 +517,24 @@ def bitcast_bits(t) -> int:
 
 
 def _bitcast_infer(chk, operand, new_element_type):
-    chk.array("operand", operand)
+    chk.array("operand", operand, cid="bitcast_convert_i1")
     src, dst = operand.element_type, new_element_type
     if src.is_complex != dst.is_complex:
         chk.fail("new_element_type", f"must be complex exactly when operand is ({src}): XLA does not "
-                 "bitcast between complex and real types", dst)
+                 "bitcast between complex and real types", dst, cid="bitcast_convert_c2")
     sb, db = bitcast_bits(src), bitcast_bits(dst)
     if sb == db:
         return operand.with_type(dst)
     if src.is_complex:
         chk.fail("new_element_type", f"must have the width of operand's complex type ({src}); complex "
-                 "values bitcast only to complex values of the same width", dst)
+                 "values bitcast only to complex values of the same width", dst,
+                 cid="spec:BitcastConvertType")
     if sb > db:
         return Shape(dst, operand.dims + (sb // db,))
     ratio = db // sb
     if operand.rank == 0 or operand.dims[-1] != ratio:
         chk.fail("operand", f"must have a last dimension of size {ratio} "
-                 f"({db}/{sb} bits) to bitcast to {dst}", operand)
+                 f"({db}/{sb} bits) to bitcast to {dst}", operand, cid="bitcast_convert_c1")
     return Shape(dst, operand.dims[:-1])
 
 
@@ -490,6 +551,11 @@ def _bitcast_ref(operand, new_element_type, *, result):
 
 register(OpDef("BitcastConvertType", (Operand("operand"), Attr("new_element_type", ETypeKind())),
                _bitcast_infer, _bitcast_ref, "elementwise", "BitcastConvertType",
+               constraints={"bitcast_convert_i1": "operand is an array",
+                            "bitcast_convert_c1": "to a wider type, operand's last dimension is the "
+                                                  "ratio of the widths",
+                            "bitcast_convert_c2": "operand is complex exactly when the new type is",
+                            "spec:BitcastConvertType": "complex bitcasts only to complex of its width"},
                doc="reinterpret bits; differing widths add or remove a minor dimension (PRED is a byte; "
                    "complex only to complex of the same width)"))
 
@@ -501,11 +567,12 @@ SRC_BITS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}   #
 
 
 def _rp_infer(chk, operand, exponent_bits, mantissa_bits):
-    chk.element_type("operand", operand, FLOATS, "floating-point")
+    chk.element_type("operand", operand, FLOATS, "floating-point", cid="reduce_precision_i1")
     if exponent_bits < 1:
-        chk.fail("exponent_bits", "must be at least 1 (to tell zero from infinity)", exponent_bits)
+        chk.fail("exponent_bits", "must be at least 1 (to tell zero from infinity)", exponent_bits,
+                 cid="reduce_precision_c2")
     if mantissa_bits < 0:
-        chk.fail("mantissa_bits", "must not be negative", mantissa_bits)
+        chk.fail("mantissa_bits", "must not be negative", mantissa_bits, cid="reduce_precision_c3")
     return operand
 
 
@@ -537,5 +604,8 @@ def _rp_ref(operand, exponent_bits, mantissa_bits, *, result):
 
 
 register(OpDef("ReducePrecision", (Operand("operand"), Attr("exponent_bits", Int()), Attr("mantissa_bits", Int())),
-               _rp_infer, _rp_ref, "elementwise", "ReducePrecision",
+               _rp_infer, _rp_ref, "elementwise", "ReducePrecision", dynamic=same_as_operands,
+               constraints={"reduce_precision_i1": "operand has a floating-point element type",
+                            "reduce_precision_c2": "1 <= exponent_bits",
+                            "reduce_precision_c3": "0 <= mantissa_bits"},
                doc="round to a narrower float format (exponent_bits, mantissa_bits) and back"))

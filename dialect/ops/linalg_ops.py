@@ -29,34 +29,48 @@ def _wide(x) -> np.ndarray:
 # ----------------------------------------------------------------------------------------
 # batch normalization
 # ----------------------------------------------------------------------------------------
-def _bn_operand(chk, operand: Shape, feature_index: int) -> int:
-    """Operand and feature_index rules shared by the three BatchNorm ops; returns the feature count."""
-    chk.array("operand", operand)
+def _bn_operand(chk, operand: Shape, feature_index: int, *, op: str) -> int:
+    """Operand and feature_index rules shared by the three BatchNorm ops (`op`: the StableHLO op
+    whose ids they cite); returns the feature count."""
+    chk.array("operand", operand, cid=f"{op}_i1")
     if operand.rank < 1:
-        chk.fail("operand", "must have rank >= 1 (an n dimensional array)", operand)
-    chk.element_type("operand", operand, FLOATS, "floating-point")
+        chk.fail("operand", "must have rank >= 1 (an n dimensional array)", operand, cid=f"{op}_c1")
+    chk.element_type("operand", operand, FLOATS, "floating-point", cid=f"{op}_i1")
     if feature_index < 0:
-        chk.fail("feature_index", "must be a non-negative number", feature_index)
+        chk.fail("feature_index", "must be a non-negative number", feature_index, cid=f"{op}_c1")
     if feature_index >= operand.rank:
         chk.fail("feature_index", f"must be the index of a dimension of operand, smaller than its "
-                 f"rank {operand.rank}", feature_index)
+                 f"rank {operand.rank}", feature_index, cid=f"{op}_c1")
     return operand.dims[feature_index]
 
 
-def _bn_vector(chk, name: str, s: Shape, operand: Shape, features: int):
-    """scale, offset, mean, variance: 1 dimensional arrays of the feature count, operand's type."""
-    chk.array(name, s)
+def _bn_vector(chk, name: str, s: Shape, operand: Shape, features: int, *, cids: tuple):
+    """scale, offset, mean, variance: 1 dimensional arrays of the feature count, operand's type;
+    `cids`: the ids of (the input's kind, its element type, its size)."""
+    kind, etype, size = cids
+    chk.array(name, s, cid=kind)
     if s.rank != 1:
-        chk.fail(name, "must be a 1 dimensional array", s)
-    chk.same_element_type("operand", operand, name, s)
+        chk.fail(name, "must be a 1 dimensional array", s, cid=kind)
+    chk.same_element_type("operand", operand, name, s, cid=etype)
     if s.dims[0] != features:
-        chk.fail(name, f"must have the feature count of operand ({features}) elements", s)
+        chk.fail(name, f"must have the feature count of operand ({features}) elements", s, cid=size)
+
+
+def _bn_cids(op: str, **rules) -> dict:
+    """{vector operand: (input id, element type id, size id)} of a BatchNorm op."""
+    return {name: (f"{op}_{i}", f"{op}_c2", f"{op}_{c}") for name, (i, c) in rules.items()}
+
+
+_BN_TRAINING = _bn_cids("batch_norm_training", scale=("i2", "c3"), offset=("i3", "c4"))
+_BN_INFERENCE = _bn_cids("batch_norm_inference", scale=("i2", "c3"), offset=("i3", "c4"), mean=("i4", "c5"),
+                         variance=("i5", "c6"))
+_BN_GRAD = _bn_cids("batch_norm_grad", scale=("i2", "c5"), mean=("i3", "c4"), variance=("i4", "c4"))
 
 
 def _bn_training_infer(chk, operand, scale, offset, epsilon, feature_index):
-    n = _bn_operand(chk, operand, feature_index)
-    _bn_vector(chk, "scale", scale, operand, n)
-    _bn_vector(chk, "offset", offset, operand, n)
+    n = _bn_operand(chk, operand, feature_index, op="batch_norm_training")
+    _bn_vector(chk, "scale", scale, operand, n, cids=_BN_TRAINING["scale"])
+    _bn_vector(chk, "offset", offset, operand, n, cids=_BN_TRAINING["offset"])
     vec = Shape(operand.element_type, (n,))
     return Shape.tuple([operand, vec, vec])
 
@@ -87,13 +101,22 @@ register(OpDef("BatchNormTraining",
                (Operand("operand"), Operand("scale"), Operand("offset"), Attr("epsilon", Float()),
                 Attr("feature_index", Int())),
                _bn_training_infer, _bn_training_ref, "linalg_ops", "BatchNormTraining",
-               doc="normalize over all dimensions but feature_index; returns (output, batch_mean, batch_var)"))
+               doc="normalize over all dimensions but feature_index; returns (output, batch_mean, batch_var)",
+               constraints={
+                   "batch_norm_training_i1": "operand is a floating-point array",
+                   "batch_norm_training_i2": "scale is a 1 dimensional array",
+                   "batch_norm_training_i3": "offset is a 1 dimensional array",
+                   "batch_norm_training_c1": "`0 <= feature_index < rank(operand)`",
+                   "batch_norm_training_c2": "the vector operands have the element type of operand",
+                   "batch_norm_training_c3": "`size(scale) = dim(operand, feature_index)`",
+                   "batch_norm_training_c4": "`size(offset) = dim(operand, feature_index)`",
+               }))
 
 
 def _bn_inference_infer(chk, operand, scale, offset, mean, variance, epsilon, feature_index):
-    n = _bn_operand(chk, operand, feature_index)
+    n = _bn_operand(chk, operand, feature_index, op="batch_norm_inference")
     for name, s in (("scale", scale), ("offset", offset), ("mean", mean), ("variance", variance)):
-        _bn_vector(chk, name, s, operand, n)
+        _bn_vector(chk, name, s, operand, n, cids=_BN_INFERENCE[name])
     return operand
 
 
@@ -108,15 +131,28 @@ register(OpDef("BatchNormInference",
                (Operand("operand"), Operand("scale"), Operand("offset"), Operand("mean"),
                 Operand("variance"), Attr("epsilon", Float()), Attr("feature_index", Int())),
                _bn_inference_infer, _bn_inference_ref, "linalg_ops", "BatchNormInference",
-               doc="normalize with the given mean and variance along feature_index"))
+               doc="normalize with the given mean and variance along feature_index",
+               constraints={
+                   "batch_norm_inference_i1": "operand is a floating-point array",
+                   "batch_norm_inference_i2": "scale is a 1 dimensional array",
+                   "batch_norm_inference_i3": "offset is a 1 dimensional array",
+                   "batch_norm_inference_i4": "mean is a 1 dimensional array",
+                   "batch_norm_inference_i5": "variance is a 1 dimensional array",
+                   "batch_norm_inference_c1": "`0 <= feature_index < rank(operand)`",
+                   "batch_norm_inference_c2": "the vector operands have the element type of operand",
+                   "batch_norm_inference_c3": "`size(scale) = dim(operand, feature_index)`",
+                   "batch_norm_inference_c4": "`size(offset) = dim(operand, feature_index)`",
+                   "batch_norm_inference_c5": "`size(mean) = dim(operand, feature_index)`",
+                   "batch_norm_inference_c6": "`size(variance) = dim(operand, feature_index)`",
+               }))
 
 
 def _bn_grad_infer(chk, operand, scale, mean, variance, grad_output, epsilon, feature_index):
-    n = _bn_operand(chk, operand, feature_index)
+    n = _bn_operand(chk, operand, feature_index, op="batch_norm_grad")
     for name, s in (("scale", scale), ("mean", mean), ("variance", variance)):
-        _bn_vector(chk, name, s, operand, n)
-    chk.array("grad_output", grad_output)
-    chk.same_shape("operand", operand, "grad_output", grad_output)
+        _bn_vector(chk, name, s, operand, n, cids=_BN_GRAD[name])
+    chk.array("grad_output", grad_output, cid="batch_norm_grad_i5")
+    chk.same_shape("operand", operand, "grad_output", grad_output, cid="batch_norm_grad_c3")
     vec = Shape(operand.element_type, (n,))
     return Shape.tuple([operand, vec, vec])
 
@@ -141,23 +177,38 @@ register(OpDef("BatchNormGrad",
                (Operand("operand"), Operand("scale"), Operand("mean"), Operand("variance"),
                 Operand("grad_output"), Attr("epsilon", Float()), Attr("feature_index", Int())),
                _bn_grad_infer, _bn_grad_ref, "linalg_ops", "BatchNormGrad",
-               doc="gradients of batch norm: (grad_operand, grad_scale, grad_offset)"))
+               doc="gradients of batch norm: (grad_operand, grad_scale, grad_offset)",
+               constraints={
+                   "batch_norm_grad_i1": "operand is a floating-point array",
+                   "batch_norm_grad_i2": "scale is a 1 dimensional array",
+                   "batch_norm_grad_i3": "mean is a 1 dimensional array",
+                   "batch_norm_grad_i4": "variance is a 1 dimensional array",
+                   "batch_norm_grad_i5": "grad_output is an array",
+                   "batch_norm_grad_c1": "`0 <= feature_index < rank(operand)`",
+                   "batch_norm_grad_c2": "the vector operands have the element type of operand",
+                   "batch_norm_grad_c3": "`operand`, `grad_output` and `grad_operand` have the same "
+                                         "shape",
+                   "batch_norm_grad_c4": "mean and variance have the feature count of operand elements",
+                   "batch_norm_grad_c5": "`size(scale) = dim(operand, feature_index)`",
+               }))
 
 
 # ----------------------------------------------------------------------------------------
 # Cholesky
 # ----------------------------------------------------------------------------------------
-def _matrix_operand(chk, name: str, s: Shape, types=LINALG_TYPES, what=_LINALG_WHAT):
-    chk.array(name, s)
-    chk.element_type(name, s, types, what)
+def _matrix_operand(chk, name: str, s: Shape, types=LINALG_TYPES, what=_LINALG_WHAT, *, cids: tuple):
+    """`cids`: the ids of (the input's kind and element type, its rank)."""
+    kind, rank = cids
+    chk.array(name, s, cid=kind)
+    chk.element_type(name, s, types, what, cid=kind)
     if s.rank < 2:
-        chk.fail(name, "must have rank >= 2 (a matrix or a batch of matrices)", s)
+        chk.fail(name, "must have rank >= 2 (a matrix or a batch of matrices)", s, cid=rank)
 
 
 def _cholesky_infer(chk, a, lower=True):
-    _matrix_operand(chk, "a", a)
+    _matrix_operand(chk, "a", a, cids=("cholesky_i1", "cholesky_c2"))
     if a.dims[-1] != a.dims[-2]:
-        chk.fail("a", "must have square minor two dimensions (equal sizes)", a)
+        chk.fail("a", "must have square minor two dimensions (equal sizes)", a, cid="cholesky_c3")
     return a
 
 
@@ -191,27 +242,35 @@ def _cholesky_ref(a, lower=True, *, result):
 
 register(OpDef("Cholesky", (Operand("a"), Attr("lower", Bool(), True)),
                _cholesky_infer, _cholesky_ref, "linalg_ops", "Cholesky",
-               doc="Cholesky factor of (a batch of) Hermitian positive definite matrices"))
+               doc="Cholesky factor of (a batch of) Hermitian positive definite matrices",
+               constraints={
+                   "cholesky_i1": "a is a floating-point or complex array",
+                   "cholesky_c2": "`2 <= rank(a)`",
+                   "cholesky_c3": "`dim(a, -2) = dim(a, -1)`",
+               }))
 
 
 # ----------------------------------------------------------------------------------------
 # TriangularSolve
 # ----------------------------------------------------------------------------------------
 def _trsolve_infer(chk, a, b, left_side, lower, unit_diagonal, transpose_a):
-    _matrix_operand(chk, "a", a, TRSOLVE_TYPES, _TRSOLVE_WHAT)
-    _matrix_operand(chk, "b", b, TRSOLVE_TYPES, _TRSOLVE_WHAT)
-    chk.same_element_type("a", a, "b", b)
+    _matrix_operand(chk, "a", a, TRSOLVE_TYPES, _TRSOLVE_WHAT,
+                    cids=("triangular_solve_i1", "triangular_solve_c2"))
+    _matrix_operand(chk, "b", b, TRSOLVE_TYPES, _TRSOLVE_WHAT,
+                    cids=("triangular_solve_i2", "triangular_solve_c2"))
+    chk.same_element_type("a", a, "b", b, cid="triangular_solve_c1")
     if a.rank != b.rank:
-        chk.fail("b", f"must have the rank of a ({a})", b)
+        chk.fail("b", f"must have the rank of a ({a})", b, cid="triangular_solve_c2")
     if a.dims[-1] != a.dims[-2]:
-        chk.fail("a", "must have square minor two dimensions ([..., M, M])", a)
+        chk.fail("a", "must have square minor two dimensions ([..., M, M])", a, cid="triangular_solve_c3")
     m = a.dims[-1]
     shared = b.dims[-2] if left_side else b.dims[-1]
     if shared != m:
         where = "[..., M, K] (left_side)" if left_side else "[..., K, M] (not left_side)"
-        chk.fail("b", f"must have shape {where} with M = {m} from a", b)
+        chk.fail("b", f"must have shape {where} with M = {m} from a", b, cid="triangular_solve_c3")
     if a.dims[:-2] != b.dims[:-2]:
-        chk.fail("b", f"must have the batch dimensions of a {list(a.dims[:-2])}", b)
+        chk.fail("b", f"must have the batch dimensions of a {list(a.dims[:-2])}", b,
+                 cid="triangular_solve_c3")
     return b
 
 
@@ -256,7 +315,15 @@ register(OpDef("TriangularSolve",
                (Operand("a"), Operand("b"), Attr("left_side", Bool()), Attr("lower", Bool()),
                 Attr("unit_diagonal", Bool()), Attr("transpose_a", kind_for(Transpose))),
                _trsolve_infer, _trsolve_ref, "linalg_ops", "TriangularSolve",
-               doc="solve op(a) x = b (left_side) or x op(a) = b for triangular a"))
+               doc="solve op(a) x = b (left_side) or x op(a) = b for triangular a",
+               constraints={
+                   "triangular_solve_i1": "a is a floating-point or complex array",
+                   "triangular_solve_i2": "b is a floating-point or complex array",
+                   "triangular_solve_c1": "`baseline_element_type(a) = baseline_element_type(b)`",
+                   "triangular_solve_c2": "`2 <= rank(a) = rank(b) = R`",
+                   "triangular_solve_c3": "a is [..., M, M]; b is [..., M, K] (left_side) or [..., K, "
+                                          "M], with a's batch dimensions",
+               }))
 
 
 # ----------------------------------------------------------------------------------------
@@ -267,25 +334,28 @@ _COMPLEX_OF = {F32: C64, F64: C128}
 
 
 def _fft_infer(chk, operand, fft_type, fft_length):
-    chk.array("operand", operand)
+    chk.array("operand", operand, cid="fft_i1")
     k = len(fft_length)
     if not 1 <= k <= 3:
-        chk.fail("fft_length", "must have 1, 2 or 3 entries (FFT of rank 1-3)", list(fft_length))
-    chk.non_negative("fft_length", fft_length)
+        chk.fail("fft_length", "must have 1, 2 or 3 entries (FFT of rank 1-3)", list(fft_length),
+                 cid="fft_c3")
+    chk.non_negative("fft_length", fft_length, cid="spec:Fft")
     if operand.rank < k:
-        chk.fail("operand", f"must have at least the rank of the FFT ({k})", operand)
+        chk.fail("operand", f"must have at least the rank of the FFT ({k})", operand, cid="fft_c1")
     inner = operand.dims[-k:]
     et = operand.element_type
     if fft_type in (FftType.FFT, FftType.IFFT, FftType.IRFFT):
         if et not in (C64, C128):
-            chk.fail("operand", f"must have complex (C64 or C128) element type for {fft_type.name}", operand)
+            chk.fail("operand", f"must have complex (C64 or C128) element type for {fft_type.name}", operand,
+                     cid="fft_c2")
     else:
         if et not in (F32, F64):
-            chk.fail("operand", "must have F32 or F64 element type for RFFT", operand)
+            chk.fail("operand", "must have F32 or F64 element type for RFFT", operand, cid="fft_c2")
     if fft_type in (FftType.FFT, FftType.IFFT, FftType.RFFT):
         if tuple(inner) != tuple(fft_length):
             chk.fail("fft_length", f"must match the innermost dimensions of operand {list(inner)} "
-                     f"for {fft_type.name}", list(fft_length))
+                     f"for {fft_type.name}", list(fft_length),
+                     cid="fft_c4" if fft_type is FftType.RFFT else "spec:Fft")
         if fft_type is FftType.RFFT:
             n = fft_length[-1]
             return Shape(_COMPLEX_OF[et], operand.dims[:-1] + ((n // 2 + 1) if n else 0,))
@@ -293,12 +363,12 @@ def _fft_infer(chk, operand, fft_type, fft_length):
     # IRFFT
     if tuple(inner[:-1]) != tuple(fft_length[:-1]):
         chk.fail("fft_length", f"must match all but the innermost of the innermost dimensions of operand "
-                 f"{list(inner)} for IRFFT", list(fft_length))
+                 f"{list(inner)} for IRFFT", list(fft_length), cid="fft_c5")
     n = fft_length[-1]
     want = (n // 2 + 1) if n else 0
     if inner[-1] != want:
         chk.fail("operand", f"must have innermost dimension fft_length[-1] // 2 + 1 = {want} for IRFFT",
-                 operand)
+                 operand, cid="fft_c5")
     return Shape(_REAL_OF[et], operand.dims[:-1] + (n,))
 
 
@@ -321,4 +391,15 @@ def _fft_ref(operand, fft_type, fft_length, *, result):
 
 register(OpDef("Fft", (Operand("operand"), Attr("fft_type", kind_for(FftType)), Attr("fft_length", Ints())),
                _fft_infer, _fft_ref, "linalg_ops", "Fft",
-               doc="forward/inverse complex and real FFTs over the 1-3 innermost axes"))
+               doc="forward/inverse complex and real FFTs over the 1-3 innermost axes",
+               constraints={
+                   "fft_i1": "`operand` is a tensor of floating-point or complex type",
+                   "fft_c1": "`size(fft_length) <= rank(operand)`",
+                   "fft_c2": "operand is complex for FFT, IFFT and IRFFT, F32 or F64 for RFFT",
+                   "fft_c3": "`1 <= size(fft_length) <= 3`",
+                   "fft_c4": "the innermost dimensions of a real operand (RFFT) are fft_length",
+                   "fft_c5": "IRFFT: operand's innermost dimensions are fft_length but the last, which"
+                             " is fft_length[-1] // 2 + 1",
+                   "spec:Fft": "fft_length is not negative; FFT and IFFT: the innermost dimensions of "
+                               "operand are fft_length",
+               }))

@@ -37,17 +37,17 @@ M32 = np.uint64(0xFFFFFFFF)
 # RngUniform, RngNormal
 # ----------------------------------------------------------------------------------------
 def _rng_shape(chk, shape, et):
-    chk.array("shape", shape)
-    chk.non_negative("shape", shape.dims)
+    chk.array("shape", shape, cid="rng_i3")
+    chk.non_negative("shape", shape.dims, cid="rng_i3")
     if shape.element_type != et:
-        chk.fail("shape", f"must have the element type of the parameters ({et})", shape)
+        chk.fail("shape", f"must have the element type of the parameters ({et})", shape, cid="rng_c1")
 
 
 def _uniform_infer(chk, a, b, shape):
-    chk.scalar("a", a)
-    chk.scalar("b", b)
-    chk.element_type("a", a, UNIFORM_TYPES, "PRED, integer or floating-point")
-    chk.same_element_type("a", a, "b", b)
+    chk.scalar("a", a, cid="rng_i1")
+    chk.scalar("b", b, cid="rng_i2")
+    chk.element_type("a", a, UNIFORM_TYPES, "PRED, integer or floating-point", cid="rng_i1")
+    chk.same_element_type("a", a, "b", b, cid="rng_c1")
     _rng_shape(chk, shape, a.element_type)
     return shape
 
@@ -73,14 +73,20 @@ def _uniform_ref(a, b, shape, *, result):
 
 register(OpDef("RngUniform", (Operand("a"), Operand("b"), Attr("shape", ShapeKind())),
                _uniform_infer, _uniform_ref, "random", "RngUniform", side_effecting=True,
-               doc="uniform random numbers on [a, b); advances the executable's generator state"))
+               doc="uniform random numbers on [a, b); advances the executable's generator state",
+               constraints={
+                   "rng_i1": "a (mu) is a scalar of an integer, PRED or floating-point type",
+                   "rng_i2": "b (sigma) is a scalar",
+                   "rng_i3": "shape is an array shape with non-negative dimensions",
+                   "rng_c1": "`element_type(a) = element_type(b) = element_type(result)`",
+               }))
 
 
 def _normal_infer(chk, mu, sigma, shape):
-    chk.scalar("mu", mu)
-    chk.scalar("sigma", sigma)
-    chk.element_type("mu", mu, FLOATS, "floating-point")
-    chk.same_element_type("mu", mu, "sigma", sigma)
+    chk.scalar("mu", mu, cid="rng_i1")
+    chk.scalar("sigma", sigma, cid="rng_i2")
+    chk.element_type("mu", mu, FLOATS, "floating-point", cid="rng_c2")
+    chk.same_element_type("mu", mu, "sigma", sigma, cid="rng_c1")
     _rng_shape(chk, shape, mu.element_type)
     return shape
 
@@ -91,7 +97,14 @@ def _normal_ref(mu, sigma, shape, *, result):
 
 register(OpDef("RngNormal", (Operand("mu"), Operand("sigma"), Attr("shape", ShapeKind())),
                _normal_infer, _normal_ref, "random", "RngNormal", side_effecting=True,
-               doc="normal random numbers N(mu, sigma); advances the executable's generator state"))
+               doc="normal random numbers N(mu, sigma); advances the executable's generator state",
+               constraints={
+                   "rng_i1": "a (mu) is a scalar of an integer, PRED or floating-point type",
+                   "rng_i2": "b (sigma) is a scalar",
+                   "rng_i3": "shape is an array shape with non-negative dimensions",
+                   "rng_c1": "`element_type(a) = element_type(b) = element_type(result)`",
+                   "rng_c2": "If `rng_distribution = NORMAL`, then `is_float(a)`",
+               }))
 
 
 # ----------------------------------------------------------------------------------------
@@ -102,14 +115,15 @@ def state_sizes(algorithm: RandomAlgorithm) -> tuple[int, ...]:
 
 
 def _rbg_infer(chk, algorithm, initial_state, shape):
-    chk.array("initial_state", initial_state)
+    chk.array("initial_state", initial_state, cid="rng_bit_generator_i2")
     sizes = state_sizes(algorithm)
     if initial_state.element_type != U64 or initial_state.rank != 1 or initial_state.dims[0] not in sizes:
         want = " or ".join(f"u64[{n}]" for n in sizes)
-        chk.fail("initial_state", f"must have shape {want} for {algorithm.name}", initial_state)
-    chk.array("shape", shape)
-    chk.non_negative("shape", shape.dims)
-    chk.element_type("shape", shape, BITS_TYPES, "integer or floating-point")
+        chk.fail("initial_state", f"must have shape {want} for {algorithm.name}", initial_state,
+                 cid="rng_bit_generator_c2")
+    chk.array("shape", shape, cid="spec:RngBitGenerator")
+    chk.non_negative("shape", shape.dims, cid="spec:RngBitGenerator")
+    chk.element_type("shape", shape, BITS_TYPES, "integer or floating-point", cid="spec:RngBitGenerator")
     return Shape.tuple([initial_state, shape])
 
 
@@ -219,4 +233,11 @@ register(OpDef("RngBitGenerator",
                (Attr("algorithm", kind_for(RandomAlgorithm)), Operand("initial_state"),
                 Attr("shape", ShapeKind())),
                _rbg_infer, _rbg_ref, "random", "RngBitGenerator",
-               doc="(new_state, random bits of shape) from initial_state, bit-exact with XLA"))
+               doc="(new_state, random bits of shape) from initial_state, bit-exact with XLA",
+               constraints={
+                   "rng_bit_generator_i2": "initial_state is an array",
+                   "rng_bit_generator_c2": "initial_state is u64[2] (THREE_FRY) or u64[2] or u64[3] "
+                                           "(PHILOX, DEFAULT)",
+                   "spec:RngBitGenerator": "shape is an array shape of an integer or floating-point "
+                                           "type with non-negative dimensions",
+               }))

@@ -11,39 +11,41 @@ from ..checks import XlaError
 from ..core import Attr, Comp, OpDef, Operand, Operands, register
 from ..ir import ir
 from ..types import PRED, Shape
+from .dynamic import DynamicContext
 
 
-def check_reducer(chk, param: str, sig, types, what: str = "") -> Shape:
+def check_reducer(chk, param: str, sig, types, what: str = "", *, cid: str) -> Shape:
     """A computation of type (T_0..T_{N-1}, T_0..T_{N-1}) -> Collate(T_0..T_{N-1})."""
     n = len(types)
     want = tuple(Shape(t, ()) for t in types) * 2
     if len(sig.params) != 2 * n:
-        chk.fail(param, f"must take {2 * n} scalar parameters {list(want)}{what}", sig)
+        chk.fail(param, f"must take {2 * n} scalar parameters {list(want)}{what}", sig, cid=cid)
     if sig.params != want:
-        chk.fail(param, f"must have parameters {list(want)}{what}", sig)
+        chk.fail(param, f"must have parameters {list(want)}{what}", sig, cid=cid)
     result = want[0] if n == 1 else Shape.tuple(want[:n])
     if sig.result != result:
-        chk.fail(param, f"must return {result}{what}", sig)
+        chk.fail(param, f"must return {result}{what}", sig, cid=cid)
     return result
 
 
 def _reduce_infer(chk, operands, init_values, computation, dimensions):
     n = len(operands)
     if n < 1:
-        chk.fail("operands", "must have at least one array (N >= 1)", [])
+        chk.fail("operands", "must have at least one array (N >= 1)", [], cid="reduce_c3")
     if len(init_values) != n:
-        chk.fail("init_values", f"must have one scalar per operand ({n})", init_values)
+        chk.fail("init_values", f"must have one scalar per operand ({n})", init_values, cid="reduce_c3")
     for i, s in enumerate(operands):
-        chk.array(f"operands[{i}]", s)
+        chk.array(f"operands[{i}]", s, cid="reduce_i1")
         if s.dims != operands[0].dims:
-            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({operands[0]})", s)
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({operands[0]})", s,
+                     cid="reduce_c1")
     for i, (s, init) in enumerate(zip(operands, init_values)):
-        chk.scalar(f"init_values[{i}]", init)
-        chk.same_element_type(f"operands[{i}]", s, f"init_values[{i}]", init)
+        chk.scalar(f"init_values[{i}]", init, cid="reduce_i2")
+        chk.same_element_type(f"operands[{i}]", s, f"init_values[{i}]", init, cid="reduce_c2")
     rank = operands[0].rank
-    chk.dims_in_range("dimensions", dimensions, rank)
-    chk.unique("dimensions", dimensions)
-    check_reducer(chk, "computation", computation, [s.element_type for s in operands])
+    chk.dims_in_range("dimensions", dimensions, rank, cid="reduce_c4")
+    chk.unique("dimensions", dimensions, cid="reduce_c5")
+    check_reducer(chk, "computation", computation, [s.element_type for s in operands], cid="reduce_c6")
     keep = [operands[0].dims[d] for d in range(rank) if d not in dimensions]
     outs = [Shape(s.element_type, keep) for s in operands]
     return outs[0] if n == 1 else Shape.tuple(outs)
@@ -66,10 +68,37 @@ def _reduce_ref(operands, init_values, computation, dimensions, *, result):
     return accs[0] if n == 1 else tuple(accs)
 
 
+def _reduce_dynamic(ctx: DynamicContext) -> dict:
+    """Elements beyond the size of a reduced dynamic dimension are read as the init value (the
+    spec's rule); the kept dimensions keep their sizes (those of the first operand)."""
+    dims = ctx.args["dimensions"]
+    ds = ctx.sizes("operands")
+    for i, d in enumerate(ds):
+        for dim, size in d.items():
+            if dim in dims:
+                ctx.mask("operands", i, dim, size, "init_values")
+    kept = [i for i in range(ctx.shape("operands")[0].rank) if i not in dims]
+    return {kept.index(dim): size for dim, size in ds[0].items() if dim in kept}
+
+
 register(OpDef("Reduce", (Operands("operands"), Operands("init_values"), Comp("computation"),
                           Attr("dimensions", Ints())),
                _reduce_infer, _reduce_ref, "reduction", "Reduce",
-               doc="reduce one or more arrays over dimensions with a computation (init on the left)"))
+               doc="reduce one or more arrays over dimensions with a computation (init on the left)",
+               dynamic=_reduce_dynamic,
+               constraints={
+                   "reduce_i1": "`inputs` is a variadic number of tensors or per-tensor quantized "
+                                "tensors",
+                   "reduce_i2": "`init_values` is a variadic number of 0-dimensional tensors or per-"
+                                "tensor quantized tensors",
+                   "reduce_c1": "`same(shape(inputs...))`",
+                   "reduce_c2": "`element_type(inputs...) = element_type(init_values...)`",
+                   "reduce_c3": "`0 < size(inputs) = size(init_values) = size(results) = N`",
+                   "reduce_c4": "`0 <= dimensions < rank(inputs[0])`",
+                   "reduce_c5": "`is_unique(dimensions)`",
+                   "reduce_c6": "computation has type (E0, ..., EN-1, E0, ..., EN-1) -> (E0, ..., "
+                                "EN-1) of scalars",
+               }))
 
 
 # ----------------------------------------------------------------------------------------
@@ -144,22 +173,24 @@ def resolve_padding(padding, in_dims, window, strides, base_dilations=None, wind
 
 
 def check_window(chk, rank: int, what: str, window_dimensions, window_strides, padding,
-                 base_dilations=None, window_dilations=None, names=None):
-    """Lengths and signs of a window's parameters (one entry per windowed dimension)."""
+                 base_dilations=None, window_dilations=None, names=None, *, cids: dict):
+    """Lengths and signs of a window's parameters (one entry per windowed dimension); `cids`
+    gives each parameter's (length, sign) constraint ids, `padding` its length's."""
     names = names or {}
     for param, vals in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
                         ("base_dilations", base_dilations), ("window_dilations", window_dilations)):
         if vals is None:
             continue
+        length, sign = cids[param]
         param = names.get(param, param)
-        chk.length(param, vals, rank, what)
-        chk.positive(param, vals)
+        chk.length(param, vals, rank, what, cid=length)
+        chk.positive(param, vals, cid=sign)
     if not isinstance(padding, Padding):
-        chk.length(names.get("padding", "padding"), padding, rank, what)
+        chk.length(names.get("padding", "padding"), padding, rank, what, cid=cids["padding"])
 
 
 def window_output_dims(chk, base, window, strides, pads, base_dilations=None, window_dilations=None,
-                       pad_param: str = "padding") -> tuple:
+                       pad_param: str = "padding", *, cid: str) -> tuple:
     """Number of valid window positions per dimension (the spec's rule: the window moves over
     the dilated, padded base by its stride and stops once it no longer fits)."""
     n = len(base)
@@ -171,7 +202,7 @@ def window_output_dims(chk, base, window, strides, pads, base_dilations=None, wi
         padded = lo + dilated(base[i], bd[i]) + hi
         if padded < 0:
             chk.fail(pad_param, f"must not remove more than the (dilated) base size {dilated(base[i], bd[i])} "
-                     f"of dimension {i}", [list(p) for p in pads])
+                     f"of dimension {i}", [list(p) for p in pads], cid=cid)
         w = dilated(window[i], wd[i])
         out.append(0 if w > padded else (padded - w) // strides[i] + 1)
     return tuple(out)
@@ -192,27 +223,34 @@ def np_pad(x, triples, value) -> np.ndarray:
 
 
 # -- ReduceWindow ----------------------------------------------------------------------------
+_RW_WINDOW = {"window_dimensions": ("reduce_window_c4", "reduce_window_c5"),
+              "window_strides": ("reduce_window_c6", "reduce_window_c7"),
+              "base_dilations": ("reduce_window_c8", "reduce_window_c9"),
+              "window_dilations": ("reduce_window_c10", "reduce_window_c11"), "padding": "reduce_window_c12"}
 def _reduce_window_infer(chk, operands, init_values, computation, window_dimensions, window_strides,
                          padding, base_dilations=None, window_dilations=None):
     n = len(operands)
     if n < 1:
-        chk.fail("operands", "must have at least one array (N >= 1)", [])
+        chk.fail("operands", "must have at least one array (N >= 1)", [], cid="reduce_window_c1")
     if len(init_values) != n:
-        chk.fail("init_values", f"must have one scalar per operand ({n})", init_values)
+        chk.fail("init_values", f"must have one scalar per operand ({n})", init_values,
+                 cid="reduce_window_c1")
     for i, s in enumerate(operands):
-        chk.array(f"operands[{i}]", s)
+        chk.array(f"operands[{i}]", s, cid="reduce_window_i1")
         if s.dims != operands[0].dims:
-            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({operands[0]})", s)
+            chk.fail(f"operands[{i}]", f"must have the dimensions of operands[0] ({operands[0]})", s,
+                     cid="reduce_window_c2")
     for i, (s, init) in enumerate(zip(operands, init_values)):
-        chk.scalar(f"init_values[{i}]", init)
-        chk.same_element_type(f"operands[{i}]", s, f"init_values[{i}]", init)
+        chk.scalar(f"init_values[{i}]", init, cid="reduce_window_i2")
+        chk.same_element_type(f"operands[{i}]", s, f"init_values[{i}]", init, cid="reduce_window_c3")
     base = operands[0].dims
     check_window(chk, len(base), f"one per dimension of {operands[0]}", window_dimensions, window_strides,
-                 padding, base_dilations, window_dilations)
-    check_reducer(chk, "computation", computation, [s.element_type for s in operands])
+                 padding, base_dilations, window_dilations, cids=_RW_WINDOW)
+    check_reducer(chk, "computation", computation, [s.element_type for s in operands],
+                  cid="reduce_window_c13")
     pads = resolve_padding(padding, base, window_dimensions, window_strides, base_dilations, window_dilations)
     out = window_output_dims(chk, base, window_dimensions, window_strides, pads, base_dilations,
-                             window_dilations)
+                             window_dilations, cid="reduce_window_c15")
     outs = [Shape(s.element_type, out) for s in operands]
     return outs[0] if n == 1 else Shape.tuple(outs)
 
@@ -268,31 +306,57 @@ register(OpDef("ReduceWindow", (Operands("operands"), Operands("init_values"), C
                _reduce_window_infer, _reduce_window_ref, "reduction", "ReduceWindow",
                bind=_reduce_window_bind,
                doc="reduce every window of one or more arrays (padding SAME/VALID or (low, high) "
-                   "pairs, base and window dilations) with a computation, init on the left"))
+                   "pairs, base and window dilations) with a computation, init on the left",
+               constraints={
+                   "reduce_window_i1": "`inputs` is a variadic number of tensors or per-tensor "
+                                       "quantized tensors",
+                   "reduce_window_i2": "`init_values` is a variadic number of 0-dimensional tensors or"
+                                       " per-tensor quantized tensors",
+                   "reduce_window_c1": "`0 < size(inputs) = size(init_values) = size(results) = N`",
+                   "reduce_window_c2": "`same(shape(inputs...))`",
+                   "reduce_window_c3": "`element_type(inputs...) = element_type(init_values...)`",
+                   "reduce_window_c4": "`size(window_dimensions) = rank(inputs[0])`",
+                   "reduce_window_c5": "`0 < window_dimensions`",
+                   "reduce_window_c6": "`size(window_strides) = rank(inputs[0])`",
+                   "reduce_window_c7": "`0 < window_strides`",
+                   "reduce_window_c8": "`size(base_dilations) = rank(inputs[0])`",
+                   "reduce_window_c9": "`0 < base_dilations`",
+                   "reduce_window_c10": "`size(window_dilations) = rank(inputs[0])`",
+                   "reduce_window_c11": "`0 < window_dilations`",
+                   "reduce_window_c12": "`shape(padding) = [rank(inputs[0]), 2]`",
+                   "reduce_window_c13": "computation has type (E0, ..., EN-1, E0, ..., EN-1) -> (E0, "
+                                        "..., EN-1) of scalars",
+                   "reduce_window_c15": "the window fits the padded, dilated base (padding removes no "
+                                        "more than the base)",
+               }))
 
 
 # -- SelectAndScatter ------------------------------------------------------------------------
 def _select_and_scatter_infer(chk, operand, select, window_dimensions, window_strides, padding, source,
                               init_value, scatter):
-    chk.array("operand", operand)
+    chk.array("operand", operand, cid="select_and_scatter_i1")
     t = operand.element_type
     check_window(chk, operand.rank, f"one per dimension of {operand}", window_dimensions, window_strides,
-                 padding)
+                 padding, cids={"window_dimensions": ("select_and_scatter_c4", "select_and_scatter_c5"),
+                                "window_strides": ("select_and_scatter_c6", "select_and_scatter_c7"),
+                                "padding": "select_and_scatter_c8"})
     scalar = Shape(t, ())
     if len(select.params) != 2 or select.params != (scalar, scalar):
-        chk.fail("select", f"must take two scalar parameters [{scalar}, {scalar}] (the operand's type)", select)
+        chk.fail("select", f"must take two scalar parameters [{scalar}, {scalar}] (the operand's type)", select,
+                 cid="select_and_scatter_c9")
     if select.result != Shape(PRED, ()):
-        chk.fail("select", "must return a PRED scalar", select)
+        chk.fail("select", "must return a PRED scalar", select, cid="select_and_scatter_c9")
     pads = resolve_padding(padding, operand.dims, window_dimensions, window_strides)
-    out = window_output_dims(chk, operand.dims, window_dimensions, window_strides, pads)
-    chk.array("source", source)
-    chk.same_element_type("operand", operand, "source", source)
+    out = window_output_dims(chk, operand.dims, window_dimensions, window_strides, pads,
+                             cid="select_and_scatter_c2")
+    chk.array("source", source, cid="select_and_scatter_i2")
+    chk.same_element_type("operand", operand, "source", source, cid="select_and_scatter_c1")
     if source.dims != out:
         chk.fail("source", f"must have the shape of the ReduceWindow of operand over the window "
-                 f"({Shape(t, out)})", source)
-    chk.scalar("init_value", init_value)
-    chk.same_element_type("operand", operand, "init_value", init_value)
-    check_reducer(chk, "scatter", scatter, [t])
+                 f"({Shape(t, out)})", source, cid="select_and_scatter_c2")
+    chk.scalar("init_value", init_value, cid="select_and_scatter_i3")
+    chk.same_element_type("operand", operand, "init_value", init_value, cid="select_and_scatter_c3")
+    check_reducer(chk, "scatter", scatter, [t], cid="select_and_scatter_c10")
     return operand
 
 
@@ -333,4 +397,21 @@ register(OpDef("SelectAndScatter", (Operand("operand"), Comp("select"), Attr("wi
                                     Attr("window_strides", Ints()), Attr("padding", WINDOW_PADDING),
                                     Operand("source"), Operand("init_value"), Comp("scatter")),
                _select_and_scatter_infer, _select_and_scatter_ref, "reduction", "SelectAndScatter",
-               doc="select one element per window of operand, scatter source onto the selections"))
+               doc="select one element per window of operand, scatter source onto the selections",
+               constraints={
+                   "select_and_scatter_i1": "`operand` is a tensor or per-tensor quantized tensor",
+                   "select_and_scatter_i2": "`source` is a tensor or per-tensor quantized tensor",
+                   "select_and_scatter_i3": "`init_value` is a 0-dimensional tensor or per-tensor "
+                                            "quantized tensor",
+                   "select_and_scatter_c1": "`element_type(operand) = element_type(source)`",
+                   "select_and_scatter_c2": "source has the shape of the windows over the padded "
+                                            "operand",
+                   "select_and_scatter_c3": "`element_type(init_value) = element_type(operand)`",
+                   "select_and_scatter_c4": "`size(window_dimensions) = rank(operand)`",
+                   "select_and_scatter_c5": "`0 < window_dimensions`",
+                   "select_and_scatter_c6": "`size(window_strides) = rank(operand)`",
+                   "select_and_scatter_c7": "`0 < window_strides`",
+                   "select_and_scatter_c8": "`shape(padding) = [rank(operand), 2]`",
+                   "select_and_scatter_c9": "select has type (E, E) -> PRED of scalars",
+                   "select_and_scatter_c10": "scatter has type (E, E) -> E of scalars",
+               }))

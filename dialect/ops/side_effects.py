@@ -39,11 +39,11 @@ from ..core import Attr, OpDef, Operand, Operands, register
 from ..types import Shape
 
 
-def _tokens(chk, param, tokens, most=None):
+def _tokens(chk, param, tokens, most=None, *, cid: str):
     for i, t in enumerate(tokens):
-        chk.token(f"{param}[{i}]" if most != 1 else param, t)
+        chk.token(f"{param}[{i}]" if most != 1 else param, t, cid=cid)
     if most is not None and len(tokens) > most:
-        chk.fail(param, f"must be at most {most} token", len(tokens))
+        chk.fail(param, f"must be at most {most} token", len(tokens), cid=cid)
 
 
 def _host(interp, what):
@@ -68,7 +68,7 @@ def _opt_token_bind(*names):
 
 # -- AfterAll --------------------------------------------------------------------------------
 def _after_all_infer(chk, operands):
-    _tokens(chk, "operands", operands)
+    _tokens(chk, "operands", operands, cid="after_all_i1")
     return Shape.token()
 
 
@@ -79,26 +79,30 @@ def _after_all_bind(operands=()):
 register(OpDef("AfterAll", (Operands("operands"),), _after_all_infer,
                lambda operands, *, result: np.zeros((), np.bool_), "side_effects", "AfterAll",
                bind=_after_all_bind, takes_builder=True,
-               doc="a token that comes after all the given tokens (no operands: a new token)"))
+               doc="a token that comes after all the given tokens (no operands: a new token)",
+               constraints={
+                   "after_all_i1": "operands are tokens",
+               }))
 
 
 # -- CustomCall ------------------------------------------------------------------------------
-def _flat_arrays(chk, param, s: Shape, what="an array or a tuple of arrays"):
+def _flat_arrays(chk, param, s: Shape, what="an array or a tuple of arrays", *, cid: str):
     if s.is_token:
-        chk.fail(param, f"must be {what}", s)
+        chk.fail(param, f"must be {what}", s, cid=cid)
     if s.is_tuple:
         for x in s.tuple_shapes:
             if not x.is_array:
-                chk.fail(param, f"must be {what} (tuples do not nest here)", s)
-    chk.non_negative(param, [d for x in s.leaves() for d in x.dims])
+                chk.fail(param, f"must be {what} (tuples do not nest here)", s, cid=cid)
+    chk.non_negative(param, [d for x in s.leaves() for d in x.dims], cid=cid)
 
 
 def _custom_call_infer(chk, target_name, args, shape):
     if not target_name or not target_name.replace("_", "a").replace(".", "a").isalnum():
-        chk.fail("target_name", "must be a non-empty name of letters, digits, '_' and '.'", target_name)
+        chk.fail("target_name", "must be a non-empty name of letters, digits, '_' and '.'", target_name,
+                 cid="custom_call_i2")
     for i, a in enumerate(args):
-        _flat_arrays(chk, f"args[{i}]", a)
-    _flat_arrays(chk, "shape", shape)
+        _flat_arrays(chk, f"args[{i}]", a, cid="custom_call_i1")
+    _flat_arrays(chk, "shape", shape, cid="spec:CustomCall")
     return shape
 
 
@@ -116,13 +120,20 @@ register(OpDef("CustomCall", (Attr("target_name", Str()), Operands("args"), Attr
                bind=_custom_call_bind, side_effecting=True,
                reference_takes_interp=True,
                doc="call a target registered by name (xlair.register_custom_call): a Python "
-                   "callable or a C function void f(void* out, void** in)"))
+                   "callable or a C function void f(void* out, void** in)",
+               constraints={
+                   "custom_call_i1": "args are arrays or flat tuples of arrays (non-negative "
+                                     "dimensions)",
+                   "custom_call_i2": "target_name is a non-empty name of letters, digits, '_' and '.'",
+                   "spec:CustomCall": "shape is an array or a flat tuple of arrays with non-negative "
+                                      "dimensions",
+               }))
 
 
 # -- Infeed ----------------------------------------------------------------------------------
 def _infeed_infer(chk, shape, token=()):
-    _flat_arrays(chk, "shape", shape, "an array or a flat tuple of arrays")
-    _tokens(chk, "token", token, 1)
+    _flat_arrays(chk, "shape", shape, "an array or a flat tuple of arrays", cid="infeed_c2")
+    _tokens(chk, "token", token, 1, cid="infeed_i1")
     return Shape.tuple([shape, Shape.token()]) if token else shape
 
 
@@ -135,15 +146,21 @@ register(OpDef("Infeed", (Attr("shape", ShapeKind()), Operands("token")), _infee
                "side_effects", "Infeed", bind=_opt_token_bind("shape"), takes_builder=True,
                side_effecting=True,
                reference_takes_interp=True,
-               doc="the next item of the executable's infeed queue (with token=: (data, token))"))
+               doc="the next item of the executable's infeed queue (with token=: (data, token))",
+               constraints={
+                   "infeed_i1": "token (optional) is one token",
+                   "infeed_c2": "shape is an array or a flat tuple of arrays with non-negative "
+                                "dimensions",
+               }))
 
 
 # -- Outfeed ---------------------------------------------------------------------------------
 def _outfeed_infer(chk, operand, shape_with_layout=None, outfeed_config="", token=()):
-    _flat_arrays(chk, "operand", operand, "an array or a flat tuple of arrays")
+    _flat_arrays(chk, "operand", operand, "an array or a flat tuple of arrays", cid="outfeed_i1")
     if shape_with_layout is not None and shape_with_layout != operand:
-        chk.fail("shape_with_layout", f"must be the operand's shape ({operand})", shape_with_layout)
-    _tokens(chk, "token", token, 1)
+        chk.fail("shape_with_layout", f"must be the operand's shape ({operand})", shape_with_layout,
+                 cid="spec:Outfeed")
+    _tokens(chk, "token", token, 1, cid="outfeed_i2")
     return Shape.token()
 
 
@@ -157,20 +174,25 @@ register(OpDef("Outfeed", (Operand("operand"), Attr("shape_with_layout", Optiona
                _outfeed_infer, _outfeed_ref, "side_effects", "Outfeed",
                bind=_opt_token_bind("operand", "shape_with_layout", "outfeed_config"), side_effecting=True,
                reference_takes_interp=True,
-               doc="append the operand to the executable's outfeed queue; returns a token"))
+               doc="append the operand to the executable's outfeed queue; returns a token",
+               constraints={
+                   "outfeed_i1": "operand is an array or a flat tuple of arrays",
+                   "outfeed_i2": "token (optional) is one token",
+                   "spec:Outfeed": "shape_with_layout (when given) is the operand's shape",
+               }))
 
 
 # -- Send / Recv -----------------------------------------------------------------------------
-def _channel(chk, channel_handle):
+def _channel(chk, channel_handle, *, cid: str):
     if channel_handle < 0:
-        chk.fail("channel_handle", "must not be negative", channel_handle)
+        chk.fail("channel_handle", "must not be negative", channel_handle, cid=cid)
 
 
 def _send_infer(chk, operand, channel_handle, token=()):
-    chk.array("operand", operand)
-    chk.non_negative("operand", operand.dims)
-    _channel(chk, channel_handle)
-    _tokens(chk, "token", token, 1)
+    chk.array("operand", operand, cid="send_i1")
+    chk.non_negative("operand", operand.dims, cid="send_i1")
+    _channel(chk, channel_handle, cid="send_i3")
+    _tokens(chk, "token", token, 1, cid="send_i2")
     return Shape.token()
 
 
@@ -183,14 +205,19 @@ register(OpDef("Send", (Operand("operand"), Attr("channel_handle", Int()), Opera
                _send_infer, _send_ref, "side_effects", "Send",
                bind=_opt_token_bind("operand", "channel_handle"), side_effecting=True,
                reference_takes_interp=True,
-               doc="queue the operand on a channel for a Recv of the same handle; returns a token"))
+               doc="queue the operand on a channel for a Recv of the same handle; returns a token",
+               constraints={
+                   "send_i1": "operand is an array",
+                   "send_i2": "token (optional) is one token",
+                   "send_i3": "channel_handle is not negative",
+               }))
 
 
 def _recv_infer(chk, shape, channel_handle, token=()):
-    chk.array("shape", shape)
-    chk.non_negative("shape", shape.dims)
-    _channel(chk, channel_handle)
-    _tokens(chk, "token", token, 1)
+    chk.array("shape", shape, cid="spec:Recv")
+    chk.non_negative("shape", shape.dims, cid="spec:Recv")
+    _channel(chk, channel_handle, cid="recv_i2")
+    _tokens(chk, "token", token, 1, cid="recv_i1")
     return Shape.tuple([shape, Shape.token()]) if token else shape
 
 
@@ -203,4 +230,9 @@ register(OpDef("Recv", (Attr("shape", ShapeKind()), Attr("channel_handle", Int()
                _recv_infer, _recv_ref, "side_effects", "Recv",
                bind=_opt_token_bind("shape", "channel_handle"), takes_builder=True, side_effecting=True,
                reference_takes_interp=True,
-               doc="the next value a Send of the same channel queued (waits up to the timeout)"))
+               doc="the next value a Send of the same channel queued (waits up to the timeout)",
+               constraints={
+                   "recv_i1": "token (optional) is one token",
+                   "recv_i2": "channel_handle is not negative",
+                   "spec:Recv": "shape is an array shape with non-negative dimensions",
+               }))

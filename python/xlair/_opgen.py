@@ -32,7 +32,7 @@ def _find_builder(opdef: OpDef, args: dict, chk: Check) -> Builder:
             if isinstance(x, Op):
                 return x.builder
     first = opdef.operand_params[0].name if opdef.operand_params else "builder"
-    chk.fail(first, "must include an XlaOp (or pass the Builder first)", args.get(first))
+    chk.fail(first, "must include an XlaOp (or pass the Builder first)", args.get(first), cid="ir:operands")
 
 
 def _bind_default(opdef: OpDef, name: str, args, kwargs, chk: Check) -> dict:
@@ -40,7 +40,7 @@ def _bind_default(opdef: OpDef, name: str, args, kwargs, chk: Check) -> dict:
     try:
         ba = sig.bind(*args, **kwargs)
     except TypeError as e:
-        chk.fail("arguments", f"must match {name}{sig} ({e})", None, show_got=False)
+        chk.fail("arguments", f"must match {name}{sig} ({e})", None, show_got=False, cid="ir:operands")
     return dict(ba.arguments)
 
 
@@ -59,7 +59,8 @@ def make(opdef: OpDef, name: str):
         builder = None
         if opdef.takes_builder or (args and isinstance(args[0], Builder)):
             if not args or not isinstance(args[0], Builder):
-                chk.fail("builder", "must be the first argument (an xla.Builder)", args[0] if args else None)
+                chk.fail("builder", "must be the first argument (an xla.Builder)", args[0] if args else None,
+                         cid="ir:operands")
             builder, args = args[0], args[1:]
         if opdef.bind is not None:
             try:
@@ -70,7 +71,7 @@ def make(opdef: OpDef, name: str):
                 raise XlaError(f"'xla.{opdef.name}' {e.message}", op=opdef.name, location=chk.location) from None
             except TypeError as e:
                 chk.fail("arguments", f"must match {name}{inspect.signature(opdef.bind)} ({e})", None,
-                         show_got=False)
+                         show_got=False, cid="ir:operands")
         else:
             bound = _bind_default(opdef, name, args, kwargs, chk)
         if builder is None:

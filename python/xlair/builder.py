@@ -104,7 +104,7 @@ class Builder:
         for p in opdef.params:
             v = args.get(p.name, p.default)
             if v is p.default and not p.optional and p.name not in args:
-                chk.fail(p.name, "is required", None, show_got=False)
+                chk.fail(p.name, "is required", None, show_got=False, cid="ir:attributes")
             if p.kind == "operand":
                 self._own(chk, p.name, v)
                 norm[p.name], shapes[p.name] = v, v.shape
@@ -122,7 +122,7 @@ class Builder:
                 norm[p.name], shapes[p.name] = cs, [c.program_shape for c in cs]
             else:
                 if v is None and not isinstance(p.attr, Optional):
-                    chk.fail(p.name, f"must be {p.attr.what}", None)
+                    chk.fail(p.name, f"must be {p.attr.what}", None, cid="ir:attributes")
                 val = None if v is None else p.attr.normalize(chk, p.name, v)
                 norm[p.name] = shapes[p.name] = val
         shape = opdef.infer(chk, **shapes)
@@ -131,9 +131,10 @@ class Builder:
 
     def _own(self, chk: Check, param: str, v):
         if not isinstance(v, Op):
-            chk.fail(param, "must be an XlaOp (an xla.Op of this builder)", v)
+            chk.fail(param, "must be an XlaOp (an xla.Op of this builder)", v, cid="ir:operands")
         if v.builder is not self:
-            chk.fail(param, f"must come from builder '{self.name}', not '{v.builder.name}'", v)
+            chk.fail(param, f"must come from builder '{self.name}', not '{v.builder.name}'", v,
+                     cid="ir:operands")
 
     # -- build ---------------------------------------------------------------------------------
     def build(self, root: Op | None = None) -> Computation:
@@ -257,7 +258,7 @@ def inline_computation(module: ir.Module, region: ir.Region, comp: Computation) 
 
 def _comp(chk: Check, param: str, v) -> Computation:
     if not isinstance(v, Computation):
-        chk.fail(param, "must be an xla.Computation (built by another Builder)", v)
+        chk.fail(param, "must be an xla.Computation (built by another Builder)", v, cid="ir:regions")
     return v
 
 

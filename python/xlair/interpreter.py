@@ -7,6 +7,7 @@ import numpy as np
 from xlair.dialect.checks import XlaError
 from xlair.dialect.core import RETURN, location_str, lookup
 from xlair.dialect.ir import context, ir, lock
+from xlair.dialect.ops.dynamic import DynamicContext, DynamicError, propagate
 from xlair.dialect.types import Shape
 
 from .computation import Computation
@@ -147,62 +148,43 @@ class _Interp:
         return _conform(out, result)
 
 
-class _IntSizes:
-    @staticmethod
-    def clamp_sub(size, start, bound):
+class _NumpyDynamic(DynamicContext):
+    """The dynamic-size rules (dialect/ops/dynamic.py) on ints and numpy arrays: sizes are
+    ints, masks copy the reference's arguments `kw`, a replaced result is kept in `value`."""
+
+    def __init__(self, opdef, op, args, kw, dyn):
+        super().__init__(opdef, op, args, dyn)
+        self.kw, self.value = kw, None
+
+    def clamp_sub(self, size, start, bound):
         return min(max(size - start, 0), bound)
+
+    def size_operand(self, name):
+        return int(self.kw[name])
+
+    def mask(self, name, i, dim, size, fill):
+        xs = self.kw[name] = list(self.kw[name])
+        x = np.array(xs[i], copy=True)
+        index = [slice(None)] * x.ndim
+        index[dim] = slice(size, None)
+        x[tuple(index)] = self.kw[fill][i]
+        xs[i] = x
+
+    def replace_result(self, size):
+        self.value = np.int32(size)
 
 
 def _dynamic(opdef, op, args, kw, dyn):
-    """Apply the dynamic-size facts of dialect/ops/dynamic.py around an op's reference.  Records
-    the result's dynamic sizes in `dyn`; returns a value when it replaces the reference's."""
-    from xlair.dialect.ops.dynamic import DynamicError, propagate
-    res = op.results[0]
-    name = opdef.name
-    if name == "set_dimension_size":
-        d = dict(dyn.get(args["operand"], {}))
-        bound = Shape.from_mlir(args["operand"].type).dims[args["dimension"]]
-        d[args["dimension"]] = min(max(int(kw["size"]), 0), bound)
-        dyn[res] = d
-        return None
-    if name == "get_dimension_size":
-        d = dyn.get(args["operand"], {})
-        return np.int32(d[args["dimension"]]) if args["dimension"] in d else None
-    operand_dyn = {p.name: dyn.get(args[p.name]) for p in opdef.operand_params if not p.variadic}
-    if name == "reduce":
-        dims = args["dimensions"]
-        ops = args["operands"]
-        ds = [dyn.get(v, {}) for v in ops]
-        if any(ds):
-            masked = []
-            for x, init, d in zip(kw["operands"], kw["init_values"], ds):
-                x = np.array(x, copy=True)
-                for dim, size in d.items():
-                    if dim in dims:
-                        index = [slice(None)] * x.ndim
-                        index[dim] = slice(size, None)
-                        x[tuple(index)] = init
-                masked.append(x)
-            kw["operands"] = masked
-            kept = [i for i in range(Shape.from_mlir(ops[0].type).rank) if i not in dims]
-            d0 = {kept.index(dim): size for dim, size in ds[0].items() if dim in kept}
-            if d0:
-                dyn[res] = d0
-        return None
-    if any(operand_dyn.values()) or any(dyn.get(v) for p in opdef.operand_params if p.variadic
-                                        for v in args[p.name]):
-        if any(dyn.get(v) for p in opdef.operand_params if p.variadic for v in args[p.name]):
-            raise XlaError(f"'{op.name}' operands must not have a dynamic dimension (set by "
-                           "xla.set_dimension_size); this op does not support dynamic sizes")
-        shapes = {p.name: Shape.from_mlir(args[p.name].type) for p in opdef.operand_params}
-        shapes["result"] = Shape.from_mlir(res.type)
-        try:
-            out = propagate(opdef, args, operand_dyn, shapes, _IntSizes)
-        except DynamicError as e:
-            raise XlaError(f"'{op.name}' {e.args[0]} {e.args[1]}") from None
-        if out:
-            dyn[res] = out
-    return None
+    """Apply the op's dynamic-size rule around its reference.  Records the result's dynamic
+    sizes in `dyn`; returns a value when it replaces the reference's."""
+    ctx = _NumpyDynamic(opdef, op, args, kw, dyn)
+    try:
+        out = propagate(opdef, ctx)
+    except DynamicError as e:
+        raise XlaError(f"'{op.name}' {e.args[0]} {e.args[1]}") from None
+    if out:
+        dyn[op.results[0]] = out
+    return ctx.value
 
 
 def _batched(shape: Shape, batch) -> Shape:

@@ -387,7 +387,8 @@ def test_shape_rule_errors_name_the_stablehlo_op_and_the_xla_rule():
       %0 = stablehlo.clamp %a, %a, %a : tensor<2xcomplex<f32>>
       return %0 : tensor<2xcomplex<f32>> }"""
     with pytest.raises(xla.XlaError, match=r"'stablehlo.clamp': 'xla.clamp' operand must have an ordered "
-                                           r"\(non-complex\) element type; got c64\[2\] \(at stablehlo:2\)"):
+                                           r"\(non-complex\) element type; got c64\[2\] \[spec:Clamp\] "
+                                           r"\(at stablehlo:2\)"):
         from_stablehlo(text)
     bad_shape = """func.func @main() -> tensor<3xi32> {
       %s = stablehlo.constant dense<[4]> : tensor<1xi64>

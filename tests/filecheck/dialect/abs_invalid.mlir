@@ -4,7 +4,7 @@
 
 // pred is not an element type of abs
 func.func @abs_type(%a: tensor<2x3xi1>) -> tensor<2x3xi1> {
-  // expected-error@+1 {{'xla.abs' operand must have signed integer, floating-point or complex element type}}
+  // expected-error@+1 {{'xla.abs' operand must have signed integer, floating-point or complex element type; got pred[2,3] [abs_i1]}}
   %0 = "xla.abs"(%a) : (tensor<2x3xi1>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
 }
@@ -13,7 +13,7 @@ func.func @abs_type(%a: tensor<2x3xi1>) -> tensor<2x3xi1> {
 
 // a tuple operand
 func.func @abs_tuple(%a: tuple<tensor<2x3xi8>>) -> tensor<2x3xi8> {
-  // expected-error@+1 {{'xla.abs' operand must be an array}}
+  // expected-error@+1 {{'xla.abs' operand must be an array; got (s8[2,3]) [abs_i1]}}
   %0 = "xla.abs"(%a) : (tuple<tensor<2x3xi8>>) -> tensor<2x3xi8>
   return %0 : tensor<2x3xi8>
 }

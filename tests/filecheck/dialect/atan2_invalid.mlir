@@ -4,7 +4,7 @@
 
 // operands of different element types
 func.func @atan2_mixed(%a: tensor<2x3xf32>, %b: tensor<2x3xi1>) -> tensor<2x3xf32> {
-  // expected-error@+1 {{'xla.atan2' rhs must have floating-point or complex element type}}
+  // expected-error@+1 {{'xla.atan2' rhs must have floating-point or complex element type; got pred[2,3] [atan2_i2]}}
   %0 = "xla.atan2"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xi1>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -13,7 +13,7 @@ func.func @atan2_mixed(%a: tensor<2x3xf32>, %b: tensor<2x3xi1>) -> tensor<2x3xf3
 
 // operands of incompatible shapes
 func.func @atan2_shapes(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x3xf32> {
-  // expected-error@+1 {{'xla.atan2' rhs must have the dimensions of lhs (f32[2,3]) up to size-1 dimensions}}
+  // expected-error@+1 {{'xla.atan2' rhs must have the dimensions of lhs (f32[2,3]) up to size-1 dimensions; got f32[3,2] [spec:ElementWiseBinaryArithmeticOperations]}}
   %0 = "xla.atan2"(%a, %b) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -22,7 +22,7 @@ func.func @atan2_shapes(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x3x
 
 // s32 is not an element type of atan2
 func.func @atan2_type(%a: tensor<2x3xi32>, %b: tensor<2x3xi32>) -> tensor<2x3xi32> {
-  // expected-error@+1 {{'xla.atan2' lhs must have floating-point or complex element type}}
+  // expected-error@+1 {{'xla.atan2' lhs must have floating-point or complex element type; got s32[2,3] [atan2_i1]}}
   %0 = "xla.atan2"(%a, %b) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }

@@ -4,7 +4,7 @@
 
 // s32 is not an element type of imag
 func.func @imag_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
-  // expected-error@+1 {{'xla.imag' operand must have floating-point or complex element type}}
+  // expected-error@+1 {{'xla.imag' operand must have floating-point or complex element type; got s32[2,3] [imag_i1]}}
   %0 = "xla.imag"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }
@@ -13,7 +13,7 @@ func.func @imag_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
 
 // a tuple operand
 func.func @imag_tuple(%a: tuple<tensor<2x3xf16>>) -> tensor<2x3xf16> {
-  // expected-error@+1 {{'xla.imag' operand must be an array}}
+  // expected-error@+1 {{'xla.imag' operand must be an array; got (f16[2,3]) [imag_i1]}}
   %0 = "xla.imag"(%a) : (tuple<tensor<2x3xf16>>) -> tensor<2x3xf16>
   return %0 : tensor<2x3xf16>
 }

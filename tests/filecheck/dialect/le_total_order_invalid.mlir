@@ -4,7 +4,7 @@
 
 // operands of different element types
 func.func @le_total_order_mixed(%a: tensor<2x3xi32>, %b: tensor<2x3xi1>) -> tensor<2x3xi1> {
-  // expected-error@+1 {{'xla.le_total_order' rhs must have the element type of lhs (S32)}}
+  // expected-error@+1 {{'xla.le_total_order' rhs must have the element type of lhs (S32); got pred[2,3] [compare_c1]}}
   %0 = "xla.le_total_order"(%a, %b) : (tensor<2x3xi32>, tensor<2x3xi1>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
 }
@@ -13,7 +13,7 @@ func.func @le_total_order_mixed(%a: tensor<2x3xi32>, %b: tensor<2x3xi1>) -> tens
 
 // operands of incompatible shapes
 func.func @le_total_order_shapes(%a: tensor<2x3xi32>, %b: tensor<3x2xi32>) -> tensor<2x3xi1> {
-  // expected-error@+1 {{'xla.le_total_order' rhs must have the dimensions of lhs (s32[2,3]) up to size-1 dimensions}}
+  // expected-error@+1 {{'xla.le_total_order' rhs must have the dimensions of lhs (s32[2,3]) up to size-1 dimensions; got s32[3,2] [spec:ElementWiseComparisonOperations]}}
   %0 = "xla.le_total_order"(%a, %b) : (tensor<2x3xi32>, tensor<3x2xi32>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
 }
@@ -22,7 +22,7 @@ func.func @le_total_order_shapes(%a: tensor<2x3xi32>, %b: tensor<3x2xi32>) -> te
 
 // c64 is not an element type of le_total_order
 func.func @le_total_order_type(%a: tensor<2x3xcomplex<f32>>, %b: tensor<2x3xcomplex<f32>>) -> tensor<2x3xi1> {
-  // expected-error@+1 {{'xla.le_total_order' lhs must have PRED, signed integer, unsigned integer or floating-point element type}}
+  // expected-error@+1 {{'xla.le_total_order' lhs must have PRED, signed integer, unsigned integer or floating-point element type; got c64[2,3] [compare_i1]}}
   %0 = "xla.le_total_order"(%a, %b) : (tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
 }

@@ -4,7 +4,7 @@
 
 // operands of different element types
 func.func @logical_and_mixed(%a: tensor<2x3xi1>, %b: tensor<2x3xi32>) -> tensor<2x3xi1> {
-  // expected-error@+1 {{'xla.logical_and' rhs must have PRED element type}}
+  // expected-error@+1 {{'xla.logical_and' rhs must have PRED element type; got s32[2,3] [and_i2]}}
   %0 = "xla.logical_and"(%a, %b) : (tensor<2x3xi1>, tensor<2x3xi32>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
 }
@@ -13,7 +13,7 @@ func.func @logical_and_mixed(%a: tensor<2x3xi1>, %b: tensor<2x3xi32>) -> tensor<
 
 // operands of incompatible shapes
 func.func @logical_and_shapes(%a: tensor<2x3xi1>, %b: tensor<3x2xi1>) -> tensor<2x3xi1> {
-  // expected-error@+1 {{'xla.logical_and' rhs must have the dimensions of lhs (pred[2,3]) up to size-1 dimensions}}
+  // expected-error@+1 {{'xla.logical_and' rhs must have the dimensions of lhs (pred[2,3]) up to size-1 dimensions; got pred[3,2] [spec:ElementWiseBinaryArithmeticOperations]}}
   %0 = "xla.logical_and"(%a, %b) : (tensor<2x3xi1>, tensor<3x2xi1>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
 }
@@ -22,7 +22,7 @@ func.func @logical_and_shapes(%a: tensor<2x3xi1>, %b: tensor<3x2xi1>) -> tensor<
 
 // f32 is not an element type of logical_and
 func.func @logical_and_type(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error@+1 {{'xla.logical_and' lhs must have PRED element type}}
+  // expected-error@+1 {{'xla.logical_and' lhs must have PRED element type; got f32[2,3] [and_i1]}}
   %0 = "xla.logical_and"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }

@@ -4,7 +4,7 @@
 
 // computation of the wrong arity
 func.func @map_0(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error@+1 {{'xla.map' computation must take parameters [f32[], f32[]]}}
+  // expected-error@+1 {{'xla.map' computation must take parameters [f32[], f32[]]; got (f32[]) -> f32[] [map_c4]}}
   %0 = "xla.map"(%arg0, %arg1) ({
   ^bb0(%arg2: tensor<f32>):
     "xla.return"(%arg2) : (tensor<f32>) -> ()
@@ -16,7 +16,7 @@ func.func @map_0(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> tensor<2x3xf
 
 // dimensions out of order
 func.func @map_1(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error@+1 {{'xla.map' dimensions must be every dimension in order, [0, 2) (XLA maps over all dimensions)}}
+  // expected-error@+1 {{'xla.map' dimensions must be every dimension in order, [0, 2) (XLA maps over all dimensions); got [1, 0] [map_c3]}}
   %0 = "xla.map"(%arg0, %arg1) ({
   ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
     %1 = "xla.add"(%arg2, %arg3) : (tensor<f32>, tensor<f32>) -> tensor<f32>

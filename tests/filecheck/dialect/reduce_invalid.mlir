@@ -4,7 +4,7 @@
 
 // repeated dimension
 func.func @reduce_0(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2xf32> {
-  // expected-error@+1 {{'xla.reduce' dimensions must not repeat}}
+  // expected-error@+1 {{'xla.reduce' dimensions must not repeat; got [1, 1] [reduce_c5]}}
   %0 = "xla.reduce"(%arg0, %arg1) ({
   ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
     %1 = "xla.add"(%arg2, %arg3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
@@ -17,7 +17,7 @@ func.func @reduce_0(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2xf32>
 
 // init value of another type
 func.func @reduce_1(%arg0: tensor<2x3xf32>, %arg1: tensor<i32>) -> tensor<2xf32> {
-  // expected-error@+1 {{'xla.reduce' init_values[0] must have the element type of operands[0] (F32)}}
+  // expected-error@+1 {{'xla.reduce' init_values[0] must have the element type of operands[0] (F32); got s32[] [reduce_c2]}}
   %0 = "xla.reduce"(%arg0, %arg1) ({
   ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
     %1 = "xla.add"(%arg2, %arg3) : (tensor<f32>, tensor<f32>) -> tensor<f32>

@@ -4,7 +4,7 @@
 
 // a result that is not u32
 func.func @replica_id_0() -> tensor<i32> {
-  // expected-error@+1 {{'xla.replica_id' result type must be u32[] by the op's shape rule; got s32[]}}
+  // expected-error@+1 {{'xla.replica_id' result type must be u32[] by the op's shape rule; got s32[] [ir:result]}}
   %0 = "xla.replica_id"() : () -> tensor<i32>
   return %0 : tensor<i32>
 }

@@ -4,7 +4,7 @@
 
 // s32 is not an element type of rsqrt
 func.func @rsqrt_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
-  // expected-error@+1 {{'xla.rsqrt' operand must have floating-point or complex element type}}
+  // expected-error@+1 {{'xla.rsqrt' operand must have floating-point or complex element type; got s32[2,3] [rsqrt_i1]}}
   %0 = "xla.rsqrt"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }
@@ -13,7 +13,7 @@ func.func @rsqrt_type(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
 
 // a tuple operand
 func.func @rsqrt_tuple(%a: tuple<tensor<2x3xf16>>) -> tensor<2x3xf16> {
-  // expected-error@+1 {{'xla.rsqrt' operand must be an array}}
+  // expected-error@+1 {{'xla.rsqrt' operand must be an array; got (f16[2,3]) [rsqrt_i1]}}
   %0 = "xla.rsqrt"(%a) : (tuple<tensor<2x3xf16>>) -> tensor<2x3xf16>
   return %0 : tensor<2x3xf16>
 }

@@ -4,7 +4,7 @@
 
 // update window larger than the operand
 func.func @scatter_0(%arg0: tensor<3x4xf32>, %arg1: tensor<2x1xi32>, %arg2: tensor<2x5xf32>) -> tensor<3x4xf32> {
-  // expected-error@+1 {{'xla.scatter' updates window dimension 1 (size 5) must not exceed operand dimension 1 (4)}}
+  // expected-error@+1 {{'xla.scatter' updates window dimension 1 (size 5) must not exceed operand dimension 1 (4); got f32[2,5] [scatter_c4]}}
   %0 = "xla.scatter"(%arg0, %arg1, %arg2) ({
   ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
     %1 = "xla.add"(%arg3, %arg4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
@@ -17,7 +17,7 @@ func.func @scatter_0(%arg0: tensor<3x4xf32>, %arg1: tensor<2x1xi32>, %arg2: tens
 
 // index_vector_dim out of range
 func.func @scatter_1(%arg0: tensor<3x4xf32>, %arg1: tensor<2x1xi32>, %arg2: tensor<2x4xf32>) -> tensor<3x4xf32> {
-  // expected-error@+1 {{'xla.scatter' dimension_numbers.index_vector_dim must be in [0, rank of scatter_indices] = [0, 2]}}
+  // expected-error@+1 {{'xla.scatter' dimension_numbers.index_vector_dim must be in [0, rank of scatter_indices] = [0, 2]; got 3 [scatter_c22]}}
   %0 = "xla.scatter"(%arg0, %arg1, %arg2) ({
   ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
     %1 = "xla.add"(%arg3, %arg4) : (tensor<f32>, tensor<f32>) -> tensor<f32>

@@ -4,7 +4,7 @@
 
 // comparator returns f32
 func.func @sort_0(%arg0: tensor<5xf32>, %arg1: tensor<5xi32>) -> tuple<tensor<5xf32>, tensor<5xi32>> {
-  // expected-error@+1 {{'xla.sort' comparator must return a PRED scalar}}
+  // expected-error@+1 {{'xla.sort' comparator must return a PRED scalar; got (f32[], f32[], s32[], s32[]) -> f32[] [sort_c5]}}
   %0 = "xla.sort"(%arg0, %arg1) ({
   ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>, %arg4: tensor<i32>, %arg5: tensor<i32>):
     "xla.return"(%arg2) : (tensor<f32>) -> ()
@@ -16,7 +16,7 @@ func.func @sort_0(%arg0: tensor<5xf32>, %arg1: tensor<5xi32>) -> tuple<tensor<5x
 
 // dimension out of range
 func.func @sort_1(%arg0: tensor<5xf32>, %arg1: tensor<5xi32>) -> tuple<tensor<5xf32>, tensor<5xi32>> {
-  // expected-error@+1 {{'xla.sort' dimension must be a dimension of the operands' rank 1, in [-1, 1)}}
+  // expected-error@+1 {{'xla.sort' dimension must be a dimension of the operands' rank 1, in [-1, 1); got 1 [sort_c4]}}
   %0 = "xla.sort"(%arg0, %arg1) ({
   ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>, %arg4: tensor<i32>, %arg5: tensor<i32>):
     %1 = "xla.lt"(%arg2, %arg3) : (tensor<f32>, tensor<f32>) -> tensor<i1>

@@ -5,7 +5,7 @@
 // condition returns s32
 func.func @while_0(%arg0: tensor<i32>, %arg1: tensor<3xf32>) -> tuple<tensor<i32>, tensor<3xf32>> {
   %0 = "xla.tuple"(%arg0, %arg1) : (tensor<i32>, tensor<3xf32>) -> tuple<tensor<i32>, tensor<3xf32>>
-  // expected-error@+1 {{'xla.while' condition must return a PRED scalar}}
+  // expected-error@+1 {{'xla.while' condition must return a PRED scalar; got ((s32[], f32[3])) -> s32[] [while_c1]}}
   %1 = "xla.while"(%0) ({
   ^bb0(%arg2: tuple<tensor<i32>, tensor<3xf32>>):
     %2 = "xla.get_tuple_element"(%arg2) {index = 0 : i64} : (tuple<tensor<i32>, tensor<3xf32>>) -> tensor<i32>
@@ -30,7 +30,7 @@ func.func @while_0(%arg0: tensor<i32>, %arg1: tensor<3xf32>) -> tuple<tensor<i32
 // body returns another shape
 func.func @while_1(%arg0: tensor<i32>, %arg1: tensor<3xf32>) -> tuple<tensor<i32>, tensor<3xf32>> {
   %0 = "xla.tuple"(%arg0, %arg1) : (tensor<i32>, tensor<3xf32>) -> tuple<tensor<i32>, tensor<3xf32>>
-  // expected-error@+1 {{'xla.while' body must return the type of init ((s32[], f32[3]))}}
+  // expected-error@+1 {{'xla.while' body must return the type of init ((s32[], f32[3])); got ((s32[], f32[3])) -> f32[3] [while_c2]}}
   %1 = "xla.while"(%0) ({
   ^bb0(%arg2: tuple<tensor<i32>, tensor<3xf32>>):
     %2 = "xla.get_tuple_element"(%arg2) {index = 0 : i64} : (tuple<tensor<i32>, tensor<3xf32>>) -> tensor<i32>
