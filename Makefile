@@ -16,7 +16,7 @@ DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,models]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -53,13 +53,16 @@ PORTABLE_SAMPLE := $(addprefix tests/e2e/test_,elementwise.py spec_examples.py e
                    tests/fuzz/test_fuzz_quick.py
 
 # The whole suite, in parallel, then the portable sample; docs/status.md is regenerated from the
-# registry and the results.
+# registry and the results, docs/models.md from the real-program suite's outcomes, docs/errors.md
+# (the constraint ids errors cite) from the op records.
 test: system-deps $(STAMP)
 	rm -rf build/test-results
 	$(PY) -m pytest -n $(JOBS) tests; rc=$$?; \
 	  echo "== the end-to-end sample compiled for $(PORTABLE_CPU)"; \
 	  XLAIR_CPU=$(PORTABLE_CPU) XLAIR_TEST_TARGETS=cpu $(PY) -m pytest -n $(JOBS) $(PORTABLE_SAMPLE) || rc=1; \
-	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md; exit $$rc
+	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md || rc=1; \
+	  $(PY) -m xlair.tools.errors -o docs/errors.md || rc=1; \
+	  $(PY) tests/models/report.py --results build/test-results/models -o docs/models.md || rc=1; exit $$rc
 
 # The StableHLO conformance suites through the importer and the CPU target (long: not part of
 # `make test`, which runs a sample); writes docs/conformance.md.
@@ -80,6 +83,7 @@ bench: $(STAMP)
 
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md
+	$(PY) -m xlair.tools.errors -o docs/errors.md
 
 clean:
 	rm -rf build .pytest_cache

@@ -64,8 +64,8 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
     lfree = [d for d in range(lhs_s.rank) if d not in lb and d not in lc]
     rfree = [d for d in range(rhs_s.rank) if d not in rb and d not in rc]
-    lhs_t = transpose(lhs, lhs_s.with_type(et), lb + lfree + lc)
-    rhs_t = transpose(rhs, rhs_s.with_type(et), rb + rc + rfree)
+    lhs_t = _shared_transposed(lw, "lhs", transpose(lhs, lhs_s.with_type(et), lb + lfree + lc), lhs)
+    rhs_t = _shared_transposed(lw, "rhs", transpose(rhs, rhs_s.with_type(et), rb + rc + rfree), rhs)
     ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
     rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
     nb, nm, nk, nn = len(lb), len(lfree), len(lc), len(rfree)
@@ -106,8 +106,70 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         add, mul = SCALAR["xla.add"], SCALAR["xla.mul"]
         res = generic([a, b], [amap, bmap], [init], [omap], its,
                       lambda x, y, acc: add([acc, mul([x, y], [et, et], et)], [et, et], et))[0]
-    return _regroup(res, list(out.dims), [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nn)],
-                    expand=True)
+    res = _regroup(res, list(out.dims), [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nn)],
+                   expand=True)
+    if named is not None and nm and nn and _fans_out(lw):
+        res = barrier(res)
+    return res
+
+
+#: the discardable attribute mark_forking_products sets on a product that is kept a dispatch of its own
+FORKS = "xlair.forks"
+
+
+def _shared_transposed(lw, name: str, t: ir.Value, src: ir.Value) -> ir.Value:
+    """An operand transposed for the product, kept out of its producer's dispatch (CPU) when
+    the operand is read by other ops too.  IREE otherwise fuses the transpose and the data
+    tiling's set_encoding into the producer as a second result and fails: "One or more
+    operations with large vector sizes (32768 bytes) were found" (the attention probabilities
+    of a flax SelfAttention under jax.grad, read by p @ v and, transposed, by the gradient of v)."""
+    if t is src or options().target != "cpu" or sum(1 for _ in lw.value(name).uses) < 2:
+        return t
+    return barrier(t)
+
+
+def _fans_out(lw) -> bool:
+    return FORKS in lw.op.attributes
+
+
+def _forks(v: ir.Value) -> bool:
+    """Whether a value, or a value computed from it by a chain of element-wise ops, is read by
+    more than one op."""
+    from xlair.dialect.core import lookup
+    for _ in range(256):
+        uses = [getattr(u.owner, "operation", u.owner) for u in v.uses]
+        if len(uses) != 1:
+            return len(uses) > 1
+        d = lookup(uses[0].name)
+        if d is None or d.family != "elementwise" or len(uses[0].results) != 1:
+            return False
+        v = uses[0].results[0]
+    return False
+
+
+def mark_forking_products(module: ir.Module) -> None:
+    """Marks (FORKS) each Dot / DotGeneral whose product feeds a chain of element-wise ops that
+    forks, before any op is lowered (the patterns run in no fixed order, so a lowering cannot
+    see its users as xla ops).  On the CPU, IREE's data tiling fuses such a chain into the
+    matmul's dispatch as one multi-result element-wise op and sizes its result tiles on the
+    stack: "'func.func' op exceeded stack allocation limit of 32768 bytes" (an optax Adam update
+    of a 784x256 weight gradient: 116 KB for two results, 231 KB for three; a flax Dense
+    128->512 and gelu under jax.grad: 100 KB).  lower_dot_general keeps a marked product a
+    dispatch of its own; a chain that does not fork (bias, activation) still fuses into the
+    matmul."""
+    unit = ir.UnitAttr.get(module.context)
+
+    def visit(op):
+        op = getattr(op, "operation", op)
+        if op.name in ("xla.dot_general", "xla.dot") and _forks(op.results[0]):
+            op.attributes[FORKS] = unit
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+
+
+def barrier(v: ir.Value) -> ir.Value:
+    """`v` through util.optimization_barrier: IREE forms no dispatch across it."""
+    return ir.Operation.create("util.optimization_barrier", results=[v.type], operands=[v]).result
 
 
 @lowers("xla.dot")
@@ -232,7 +294,7 @@ def _conv_operand(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
     sums measured on lavapipe)."""
     y = convert_tensor(x, s, ct)
     if gpu and y is not x:
-        y = ir.Operation.create("util.optimization_barrier", results=[y.type], operands=[y]).result
+        y = barrier(y)
     return y
 
 
@@ -266,3 +328,59 @@ def _conv_generic(x, xs: Shape, w, ws: Shape, out: Shape, st, rd, fgc, bgc):
         return add([c, mul([a, b], [ct, ct], ct)], [ct, ct], ct)
     res = generic([xg, wg], [xmap, wmap], [acc], [omap], ["parallel"] * (3 + n) + ["reduction"] * (n + 1), body)[0]
     return reshape(res, out.dims)
+
+
+# ----------------------------------------------------------------------------------------
+# transpose(dot) -> the transposed product (an xla-to-xla rewrite run by xla-simplify)
+# ----------------------------------------------------------------------------------------
+def transposed_dot_dims(dn: DotDimensionNumbers, lhs_rank: int, rhs_rank: int, perm) -> DotDimensionNumbers | None:
+    """The dimension numbers of dot_general(rhs, lhs) whose result is transpose(dot_general(lhs,
+    rhs), perm), or None when `perm` is not such a transpose.  A dot_general's result is
+    [batch, lhs free, rhs free]; with the operands swapped it is [batch, rhs free, lhs free],
+    so the permutations this covers keep the batch dimensions first and swap the two free
+    groups, each group in its own order (a matrix product's [1, 0] among them)."""
+    nb = len(dn.lhs_batch_dimensions)
+    nm = lhs_rank - nb - len(dn.lhs_contracting_dimensions)
+    nn = rhs_rank - nb - len(dn.rhs_contracting_dimensions)
+    if nm == 0 or nn == 0:
+        return None
+    if list(perm) != list(range(nb)) + list(range(nb + nm, nb + nm + nn)) + list(range(nb, nb + nm)):
+        return None
+    return DotDimensionNumbers(dn.rhs_contracting_dimensions, dn.lhs_contracting_dimensions,
+                               dn.rhs_batch_dimensions, dn.lhs_batch_dimensions)
+
+
+def fold_transpose_of_dot(op, rewriter):
+    """transpose(dot_general(a, b)) -> dot_general(b, a) when that is the same array (see
+    transposed_dot_dims) and the transpose is the product's only use.  JAX's gradients emit
+    this pair for every weight gradient; lowered as it stands, IREE fuses the linalg.transpose
+    into the matmul's dispatch, reads the result tile transposed, and on the CPU fails with
+    "exceeded stack allocation limit" (regression test:
+    test_exceeded_stack_allocation_limit_transposed_matmul)."""
+    from xlair.dialect.core import lookup
+    src = op.operands[0].owner
+    src = getattr(src, "operation", src)
+    if not isinstance(src, ir.Operation) or src.name not in ("xla.dot_general", "xla.dot"):
+        return True
+    if sum(1 for _ in src.results[0].uses) != 1:
+        return True
+    lhs, rhs = src.operands[0], src.operands[1]
+    lrank, rrank = ir.RankedTensorType(lhs.type).rank, ir.RankedTensorType(rhs.type).rank
+    dn_param = next(p for p in lookup("xla.dot_general").attr_params if p.name == "dimension_numbers")
+    if src.name == "xla.dot":
+        dn = DotDimensionNumbers((max(lrank - 1, 0),), (0,))
+    else:
+        dn = dn_param.attr.from_attr(src.attributes["dimension_numbers"])
+    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    swapped = transposed_dot_dims(dn, lrank, rrank, perm)
+    if swapped is None:
+        return True
+    attrs = {"dimension_numbers": dn_param.attr.to_attr(swapped)}
+    if "preferred_element_type" in src.attributes:
+        attrs["preferred_element_type"] = src.attributes["preferred_element_type"]
+    with rewriter.ip:
+        new = ir.Operation.create("xla.dot_general", results=[op.results[0].type], operands=[rhs, lhs],
+                                  attributes=attrs, loc=src.location)
+    rewriter.replace_op(op, [new.results[0]])
+    rewriter.erase_op(src)
+    return False

@@ -1,7 +1,9 @@
 """Named passes and pipelines (runnable from Python and from xlair-opt by their kebab-case
 names):
 
-  xla-simplify         fold get_tuple_element(tuple(...)), drop dead tuples
+  xla-simplify         fold get_tuple_element(tuple(...)), drop dead tuples, and compute a
+                       transposed dot product directly (transpose(dot_general(a, b)) as
+                       dot_general(b, a))
   xla-flatten-tuples   function arguments and results of tuple type become their leaves
   xla-elementwise-loops  (CPU-targeted modules) element-wise While loops as one linalg.generic
                        per element (lowering/loops.py); run by xla-to-linalg
@@ -26,6 +28,7 @@ from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
+from .contraction import fold_transpose_of_dot, mark_forking_products
 from .dynamic import dynamic_sizes as run_dynamic
 from .loops import elementwise_loops as run_loops
 from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, tuple_leaves, tuple_rebuild
@@ -67,6 +70,7 @@ def _erase_dead(op, rewriter):
 def _simplify_patterns(ps: rewrite.RewritePatternSet):
     ps.add("xla.get_tuple_element", _fold_gte)
     ps.add("xla.tuple", _erase_dead)
+    ps.add("xla.transpose", fold_transpose_of_dot)
 
 
 def _greedy(module: ir.Module, ps: rewrite.RewritePatternSet):
@@ -186,6 +190,8 @@ def elementwise_loops(module: ir.Module) -> None:
 def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
     elementwise_loops(module)
+    if registry.options().target == "cpu":
+        mark_forking_products(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
     _simplify_patterns(ps)

@@ -109,6 +109,11 @@ def lower_rev(lw):
     dims = set(lw.attr("dimensions"))
     n = src.rank
     x = lw.value("operand")
+    if _strided_slice(x):
+        # IREE fused the strided slice into the gather below and left a strided memref it could
+        # not lower: "LLVM Translation failed for operation: builtin.unrealized_conversion_cast"
+        # (x[::-2] in JAX: a strided Slice, then a Rev).  The slice stays a dispatch of its own.
+        x = ir.Operation.create("util.optimization_barrier", results=[x.type], operands=[x]).result
     ident = affine_map(n, list(range(n)))
 
     # The element is read with tensor.extract rather than through an indexing map with a
@@ -123,6 +128,18 @@ def lower_rev(lw):
             idx.append(arith.subi(index(src.dims[d] - 1), i) if d in dims else i)
         return tensor.extract(x, idx)
     return generic([], [], [empty(src)], [ident], ["parallel"] * n, body)[0]
+
+
+def _strided_slice(v: ir.Value) -> bool:
+    """Whether `v` is a Slice with a stride other than 1 (as an xla op or already lowered)."""
+    op = getattr(v.owner, "operation", v.owner)
+    name = getattr(op, "name", "")
+    if name == "xla.slice":
+        strides = op.attributes["strides"] if "strides" in op.attributes else None
+        return strides is not None and any(s != 1 for s in ir.DenseI64ArrayAttr(strides))
+    if name == "tensor.extract_slice":
+        return any(s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
+    return False
 
 
 @lowers("xla.slice")

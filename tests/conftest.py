@@ -67,22 +67,42 @@ def covers(request):
     return c
 
 
+@pytest.fixture
+def model_result(request):
+    """A test of the real-program suite names its program and target: model_result(name, "cpu");
+    the outcome goes to build/test-results/models/, read by tests/models/report.py."""
+    def record(name, target):
+        request.node._model = (name, target)
+    return record
+
+
+_models: dict = {}
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
-    c = getattr(item, "_covers", None)
-    if c is None or rep.when != "call" and not (rep.when == "setup" and rep.failed):
-        return
-    for target, op in c.items:
-        slot = _results.setdefault(op, {}).setdefault(target, {"pass": 0, "fail": 0, "skip": 0})
-        slot["pass" if rep.passed else "skip" if rep.skipped else "fail"] += 1
+    c, model = getattr(item, "_covers", None), getattr(item, "_model", None)
+    state = "pass" if rep.passed else "skip" if rep.skipped else "fail"
+    if c is not None and (rep.when == "call" or rep.when == "setup" and rep.failed):
+        for target, op in c.items:
+            slot = _results.setdefault(op, {}).setdefault(target, {"pass": 0, "fail": 0, "skip": 0})
+            slot[state] += 1
+    if model is not None and (rep.when == "call" or rep.when == "setup" and not rep.passed):
+        _models.setdefault(model[0], {})[model[1]] = "xfail: " + str(rep.wasxfail) if hasattr(rep, "wasxfail") \
+            else state
+
+
+def _write(results: dict, path: pathlib.Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, sort_keys=True))
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if not _results:
-        return
-    RESULTS.mkdir(parents=True, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     cpu = os.environ.get("XLAIR_CPU")       # make test's second pass, compiled for a portable CPU
-    (RESULTS / f"{worker}{'-' + cpu if cpu else ''}.json").write_text(json.dumps(_results, indent=1, sort_keys=True))
+    if _results:
+        _write(_results, RESULTS / f"{worker}{'-' + cpu if cpu else ''}.json")
+    if _models and not cpu:
+        _write(_models, RESULTS / "models" / f"{worker}.json")

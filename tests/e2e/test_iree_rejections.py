@@ -1,0 +1,92 @@
+"""Forms of the lowering IREE rejected in real programs, each test named after IREE's error and
+built as the program that met it: compiled and checked against numpy."""
+import numpy as np
+
+import xlair as xla
+from xlair import ops as O
+from xlair.dialect.types import F32, Shape
+
+
+def test_exceeded_stack_allocation_limit_transposed_matmul(target):
+    """An optax Adam step on a Dense layer's weight gradient: JAX's gradient is a dot_general
+    (g^T x, [256, 784]) and a transpose to the kernel's [784, 256]; the moments and the update
+    read it element-wise.  Lowered as it stood, IREE fused the transpose and the update into the
+    matmul's dispatch and failed on the CPU: "'func.func' op exceeded stack allocation limit of
+    32768 bytes for function. Got 231424 bytes"."""
+    b = xla.Builder("adam_weight_grad")
+    g = b.parameter(0, Shape(F32, [64, 256]))
+    x = b.parameter(1, Shape(F32, [64, 784]))
+    w, m, v = (b.parameter(i, Shape(F32, [784, 256])) for i in (2, 3, 4))
+    prod = O.dot_general(g, x, xla.DotDimensionNumbers((0,), (0,)))
+    grad = O.transpose(prod, [1, 0])
+
+    def c(val):
+        return O.broadcast(O.constant(b, np.float32(val)), [784, 256])
+    m2 = c(0.9) * m + c(0.1) * grad
+    v2 = c(0.999) * v + c(0.001) * grad * grad
+    w2 = w - c(1e-3) * m2 / (O.sqrt(v2) + c(1e-8))
+    O.tuple(b, [w2, m2, v2])
+    exe = xla.compile(b.build(), target=target)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ([64, 256], [64, 784], [784, 256], [784, 256])]
+    args.append(rng.uniform(0, 1, (784, 256)).astype(np.float32))
+    got = exe(*args)
+    gn, xn, wn, mn, vn = (a.astype(np.float64) for a in args)
+    gr = (gn.T @ xn).T
+    m_ref = 0.9 * mn + 0.1 * gr
+    v_ref = 0.999 * vn + 0.001 * gr * gr
+    w_ref = wn - 1e-3 * m_ref / (np.sqrt(v_ref) + 1e-8)
+    for out, ref in zip(got, (w_ref, m_ref, v_ref)):
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_llvm_translation_failed_unrealized_conversion_cast_strided_slice_rev(target):
+    """JAX's x[::-2, ::2] is a strided Slice then a Rev.  A strided tensor.extract_slice read by
+    Rev's element gather left IREE a strided memref it could not lower: "LLVM Translation failed
+    for operation: builtin.unrealized_conversion_cast"."""
+    b = xla.Builder("strided_rev")
+    p = b.parameter(0, Shape(F32, [10, 4]))
+    O.tuple(b, [O.rev(O.slice(p, [1, 0], [10, 4], [2, 2]), [0]), O.rev(O.slice(p, [0, 1], [9, 4], [3, 1]), [0, 1])])
+    x = np.arange(40, dtype=np.float32).reshape(10, 4)
+    got = xla.compile(b.build(), target=target)(x)
+    np.testing.assert_array_equal(got[0], x[1:10:2, 0:4:2][::-1])
+    np.testing.assert_array_equal(got[1], x[0:9:3, 1:4][::-1, ::-1])
+
+
+def _encoder_grad_vs_jax(batch, seq, dim, heads, target):
+    """The gradient of a flax transformer encoder layer (SelfAttention, LayerNorm, Dense, gelu)
+    through xlair.jit against jax.jit."""
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    class Encoder(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = x + nn.SelfAttention(num_heads=heads, qkv_features=dim)(nn.LayerNorm()(x))
+            return x + nn.Dense(dim)(nn.gelu(nn.Dense(4 * dim)(nn.LayerNorm()(x))))
+    m = Encoder()
+    x = np.random.default_rng(0).standard_normal((batch, seq, dim)).astype(np.float32)
+    params = jax.tree_util.tree_map(np.asarray, m.init(jax.random.key(0), x))
+    grad = jax.grad(lambda p, x: jnp.mean(m.apply(p, x) ** 2))
+    got = jax.tree_util.tree_leaves(xla.jit(grad, target=target)(params, x))
+    want = [np.asarray(w) for w in jax.tree_util.tree_leaves(jax.jit(grad)(params, x))]
+    top = max(np.abs(w).max() for w in want)
+    for g, w in zip(got, want):      # atol: some of these gradients are zero up to rounding
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5 * max(np.abs(w).max(), 0.01 * top))
+
+
+def test_exceeded_stack_allocation_limit_dense_gelu_grad(target):
+    """Dense 128->512 then gelu, under jax.grad: the product plus bias is read by gelu and by
+    gelu's derivative, so the element-wise chain after the matmul forks; IREE fused it into the
+    matmul's dispatch as a 4-result op and failed: "'func.func' op exceeded stack allocation
+    limit of 32768 bytes for function. Got 100352 bytes"."""
+    _encoder_grad_vs_jax(4, 32, 128, 4, target)
+
+
+def test_large_vector_sizes_attention_probs_grad(target):
+    """8 heads of 64x64 attention, under jax.grad: the probabilities are read by p @ v and,
+    transposed, by the gradient of v; IREE fused the transpose and the data tiling's
+    set_encoding into the softmax division's dispatch and failed: "One or more operations with
+    large vector sizes (32768 bytes) were found"."""
+    _encoder_grad_vs_jax(8, 64, 64, 8, target)

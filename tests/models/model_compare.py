@@ -1,0 +1,57 @@
+"""Running one program of the real-program suite on xlair and on XLA:CPU (jax.jit), and
+comparing the two leaf by leaf."""
+from __future__ import annotations
+
+import numpy as np
+
+from model_programs import PROGRAMS, Program
+
+
+def leaves(tree):
+    import jax
+    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
+
+
+def reference(prog: Program, fn, args):
+    """XLA:CPU's result: jax.jit on the same arguments."""
+    import jax
+    return leaves(jax.jit(fn)(*args))
+
+
+def run_xlair(prog: Program, fn, args, target: str = "cpu"):
+    import xlair as xla
+    return leaves(xla.jit(fn, target=target)(*args))
+
+
+def mismatches(prog: Program, got, want) -> list[str]:
+    """Each leaf that differs, described; [] when all match.  Floats within rtol and a scaled
+    atol (below); integers and booleans exactly."""
+    if len(got) != len(want):
+        return [f"{len(got)} output leaves, jax.jit gives {len(want)}"]
+    out = []
+    floats = [np.abs(w[np.isfinite(w)].astype(np.float64)) for w in want
+              if w.dtype.kind in "fc" or w.dtype.name == "bfloat16"]
+    overall = max((float(a.max()) for a in floats if a.size), default=1.0)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            out.append(f"leaf {i}: {g.dtype}{list(g.shape)}, jax.jit gives {w.dtype}{list(w.shape)}")
+            continue
+        if w.dtype.kind in "fc" or w.dtype.name == "bfloat16":
+            g64, w64 = g.astype(np.complex128 if w.dtype.kind == "c" else np.float64), \
+                w.astype(np.complex128 if w.dtype.kind == "c" else np.float64)
+            finite = np.isfinite(w64)
+            # atol is scaled by the leaf's largest magnitude, or by 1% of the largest among all
+            # leaves when that is more: a gradient that is zero in exact arithmetic (the
+            # attention key bias's) is rounding noise on both sides
+            scale = max(float(np.max(np.abs(w64[finite]), initial=0.0)), 0.01 * overall)
+            bad = ~np.isclose(g64, w64, rtol=prog.rtol, atol=prog.atol * scale, equal_nan=True)
+            if bad.any():
+                j = np.unravel_index(np.argmax(np.where(bad, np.abs(g64 - w64), -1)), w.shape)
+                out.append(f"leaf {i} {w.dtype}{list(w.shape)}: {int(bad.sum())} elements differ, "
+                           f"e.g. at {tuple(int(t) for t in j)}: {g64[j]} vs jax {w64[j]}")
+        elif not np.array_equal(g, w):
+            out.append(f"leaf {i} {w.dtype}{list(w.shape)}: {int((g != w).sum())} elements differ")
+    return out
+
+
+__all__ = ["PROGRAMS", "leaves", "reference", "run_xlair", "mismatches"]
