@@ -12,7 +12,7 @@ from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
-from .registry import affine_map, empty, fill, generic, lowers, options, reshape, scalar_const, value_of
+from .registry import affine_map, barrier, empty, fill, generic, lowers, options, reshape, scalar_const, value_of
 from .scalar import SCALAR
 from .shape import transpose
 
@@ -88,11 +88,16 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         odims.append(_prod(lhs_s.dims[d] for d in lfree))
     if nn:
         odims.append(_prod(rhs_s.dims[d] for d in rfree))
-    init = fill(Shape(et, odims), scalar_const(et, 0))
     named = _NAMED.get(has)
     if named is not None and nk > 0 and not et.is_complex:
-        res = value_of(named(a, b, outs=[init]))
+        # F16 / BF16 products are summed in F32 and rounded once at the end, as XLA does (its
+        # CPU backend computes them in F32); IREE's GPU codegen also fails on a BF16-accumulating
+        # matmul ("'func.func' op failed to distribute", CUDA and ROCm)
+        acc = F32 if et in (F16, BF16) and options().target != "vulkan" else et
+        res = value_of(named(a, b, outs=[fill(Shape(acc, odims), scalar_const(acc, 0))]))
+        res = convert_tensor(res, Shape(acc, odims), et)
     else:
+        init = fill(Shape(et, odims), scalar_const(et, 0))
         # loop dimensions: [b] [m] [n] [k], each present or not
         pos, i = {}, 0
         for key, present in (("b", nb), ("m", nm), ("n", nn), ("k", nk)):
@@ -167,11 +172,6 @@ def mark_forking_products(module: ir.Module) -> None:
     module.operation.walk(visit)
 
 
-def barrier(v: ir.Value) -> ir.Value:
-    """`v` through util.optimization_barrier: IREE forms no dispatch across it."""
-    return ir.Operation.create("util.optimization_barrier", results=[v.type], operands=[v]).result
-
-
 @lowers("xla.dot")
 def lower_dot(lw):
     lhs = lw.shape("lhs")
@@ -227,8 +227,8 @@ def lower_conv(lw):
     if out.size == 0:
         return fill(out, scalar_const(et, 0))
     gpu = not options().on_cpu
-    lhs = _conv_operand(lw.value("lhs"), lhs_s, ct, gpu)
-    rhs = _conv_operand(lw.value("rhs"), rhs_s, ct, gpu)
+    lhs = _widened(lw.value("lhs"), lhs_s, ct, gpu)
+    rhs = _widened(lw.value("rhs"), rhs_s, ct, gpu)
     lhs_s, rhs_s = lhs_s.with_type(ct), rhs_s.with_type(ct)
     isp, ksp, osp = list(dn.input_spatial_dimensions), list(dn.kernel_spatial_dimensions), list(dn.output_spatial_dimensions)
     osz = [out.dims[d] for d in osp]
@@ -287,11 +287,12 @@ def lower_conv(lw):
     return transpose(res, cl_out.with_type(et), [order.index(j) for j in range(n + 2)])
 
 
-def _conv_operand(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
-    """An operand converted to the type the products are summed in.  For GPU targets a
-    converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
-    into the convolution and gets it wrong (u8 -> f32, and f16 -> f32 at strides (2, 3): wrong
-    sums measured on lavapipe)."""
+def _widened(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
+    """An operand converted to the type the products are summed in (convolutions; BF16 / F16
+    matmuls on Vulkan).  For GPU targets a converted operand stays a dispatch of its own:
+    IREE's SPIR-V codegen folds the conversion into the convolution and gets it wrong (u8 -> f32,
+    and f16 -> f32 at strides (2, 3): wrong sums measured on lavapipe), and into a matmul it
+    fails ("failed to legalize operation 'vector.bitcast'")."""
     y = convert_tensor(x, s, ct)
     if gpu and y is not x:
         y = barrier(y)

@@ -10,7 +10,7 @@ from xlair.dialect.ops.index_geometry import GatherGeometry, ScatterGeometry, cl
 from xlair.dialect.types import S64, Shape
 
 from .reduction import pad_tensor
-from .registry import (options, affine_map, dynamic_offsets, empty, extract_scalar, extract_slice, fill, generic, index,
+from .registry import (options, affine_map, barrier, dynamic_offsets, empty, extract_scalar, extract_slice, fill, generic, index,
                        insert_slice, loop_index, lowers, reshape, scalar_const, tuple_of)
 from .scalar import emit_region
 from .shape import transpose
@@ -202,7 +202,7 @@ def _linalg_ext_gather(lw):
                             attributes={"dimension_map": ir.DenseI64ArrayAttr.get(list(range(len(I))))}).result
     # IREE 3.13 fails to compile a gather fused with a consumer that transposes it (its
     # reshape propagation builds a wrong expand_shape); keep the gather a dispatch of its own
-    g = ir.Operation.create("util.optimization_barrier", results=[g.type], operands=[g]).result
+    g = barrier(g)
 
     # into XLA's order: batch dims, then the slice dims that are offset dims of the result
     labels = [("b", t) for t in ind_batch] + [("o", d) for d in X] + [("o", d) for d in N]

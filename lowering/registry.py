@@ -157,6 +157,15 @@ class Lower:
 # ----------------------------------------------------------------------------------------
 # small builders used by many patterns
 # ----------------------------------------------------------------------------------------
+def barrier(*vs: ir.Value):
+    """The values through one util.optimization_barrier: IREE forms no dispatch across it (the
+    lowering's way to keep a value out of a fusion that IREE's codegen gets wrong).  One value
+    gives one value, several a list."""
+    res = list(ir.Operation.create("util.optimization_barrier", results=[v.type for v in vs],
+                                   operands=list(vs)).results)
+    return res[0] if len(vs) == 1 else res
+
+
 def empty(shape_or_type, dims=None) -> ir.Value:
     if isinstance(shape_or_type, Shape):
         t = builtin_type(shape_or_type)

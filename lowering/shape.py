@@ -9,7 +9,7 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import S64, Shape
 
 from .elementwise import convert_scalar
-from .registry import (affine_map, builtin_type, empty, extract_scalar, extract_slice, fill, generic, index,
+from .registry import (affine_map, barrier, builtin_type, empty, extract_scalar, extract_slice, fill, generic, index,
                        insert_slice, loop_index, lowers, reassociation, reshape, value_of)
 
 
@@ -113,7 +113,7 @@ def lower_rev(lw):
         # IREE fused the strided slice into the gather below and left a strided memref it could
         # not lower: "LLVM Translation failed for operation: builtin.unrealized_conversion_cast"
         # (x[::-2] in JAX: a strided Slice, then a Rev).  The slice stays a dispatch of its own.
-        x = ir.Operation.create("util.optimization_barrier", results=[x.type], operands=[x]).result
+        x = barrier(x)
     ident = affine_map(n, list(range(n)))
 
     # The element is read with tensor.extract rather than through an indexing map with a

@@ -17,7 +17,7 @@ from xlair.dialect.types import Shape
 
 from .kernels import dispatch, workgroup_id
 from .libm import while_loop
-from .registry import lowers, options, reshape, tuple_of
+from .registry import barrier, lowers, options, reshape, tuple_of
 from .scalar import emit_region
 from .shape import transpose
 
@@ -147,8 +147,7 @@ def rank_sort(lw, flat, shapes, rows, n, region):
     # the operands as they are: a producer fused into the n x n count would run n times per
     # element, and IREE 3.13 failed to vectorize the count of a folded producer (sort of
     # xor(x, x): "vector.multi_reduction reduction dimension out of range"; found by the fuzzer)
-    flat = list(ir.Operation.create("util.optimization_barrier", results=[v.type for v in flat],
-                                    operands=flat).results)
+    flat = barrier(*flat) if len(flat) > 1 else [barrier(flat[0])]
 
     def count(*args):
         nonlocal true

@@ -1,9 +1,11 @@
 """Forms of the lowering IREE rejected in real programs, each test named after IREE's error and
 built as the program that met it: compiled and checked against numpy."""
 import numpy as np
+import pytest
 
 import xlair as xla
 from xlair import ops as O
+from xlair.compile import compile_vmfb
 from xlair.dialect.types import F32, Shape
 
 
@@ -90,3 +92,71 @@ def test_large_vector_sizes_attention_probs_grad(target):
     set_encoding into the softmax division's dispatch and failed: "One or more operations with
     large vector sizes (32768 bytes) were found"."""
     _encoder_grad_vs_jax(8, 64, 64, 8, target)
+
+
+# -- GPU targets: compiled here (not run), the numbers checked on this machine's targets --------
+GPUS = ("cuda", "rocm")
+
+
+def _bf16_matmul():
+    from xlair.dialect.types import BF16
+    b = xla.Builder("bf16_matmul")
+    O.dot(b.parameter(0, Shape(BF16, [32, 64])), b.parameter(1, Shape(BF16, [64, 16])))
+    return b.build()
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_failed_to_distribute_bf16_matmul(gpu):
+    """A BF16 matmul (jnp.dot of bf16 arrays) accumulated in BF16: IREE's CUDA and ROCm codegen
+    failed with "'func.func' op failed to distribute".  F16/BF16 products are now summed in F32
+    and rounded once, as XLA does."""
+    assert compile_vmfb(_bf16_matmul(), gpu)
+
+
+def test_bf16_matmul_sums_in_f32(target):
+    """The same product on this machine's targets equals the F32 sum rounded once to BF16 (up to
+    the order of the sum: one BF16 ulp); a BF16 accumulator loses most of it."""
+    import ml_dtypes
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((32, 64)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((64, 16)).astype(ml_dtypes.bfloat16)
+    got = xla.compile(_bf16_matmul(), target=target)(a, w).astype(np.float64)
+    want = (a.astype(np.float32) @ w.astype(np.float32)).astype(ml_dtypes.bfloat16).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=2 ** -8, atol=1e-6)
+
+
+def _sum_of(fn_name: str):
+    b = xla.Builder(f"sum_of_{fn_name}")
+    x = b.parameter(0, Shape(F32, [32, 64]))
+    if fn_name == "neg":
+        y = O.neg(x)
+    else:
+        y = x * O.broadcast(O.constant(b, np.float32(2.0)), [32, 64])
+    add = xla.Builder("add")
+    O.add(add.parameter(0, Shape(F32, [])), add.parameter(1, Shape(F32, [])))
+    O.reduce(y, O.constant(b, np.float32(0)), add.build(), [1])
+    return b.build()
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_failed_to_get_neutral_element_for_reduction_neg_sum(gpu):
+    """The sum of a negation (LayerNorm's and softmax's gradients): IREE fused the negation into
+    the reduction, made addf(acc, negf(x)) a subf, and its CUDA / ROCm codegen failed: "failed to
+    get neutral element for reduction".  The reduction now reads a computed operand from a
+    dispatch of its own on these targets."""
+    assert compile_vmfb(_sum_of("neg"), gpu)
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_failed_to_distribute_scaled_sum(gpu):
+    """The sum of x * 2 (a mean's gradient): IREE's CUDA / ROCm codegen of the fused reduction
+    failed with "'func.func' op failed to distribute"."""
+    assert compile_vmfb(_sum_of("scaled"), gpu)
+
+
+@pytest.mark.parametrize("fn_name", ["neg", "scaled"])
+def test_sums_of_computed_operands(target, fn_name):
+    x = np.random.default_rng(4).standard_normal((32, 64)).astype(np.float32)
+    got = xla.compile(_sum_of(fn_name), target=target)(x)
+    want = (-x if fn_name == "neg" else 2 * x).astype(np.float64).sum(1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

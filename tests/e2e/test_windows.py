@@ -208,7 +208,7 @@ def test_select_and_scatter_differential(covers, target, et):
                ([3, 2, 2], [2, 3, 1], "SAME", "gt", "max"), ([1, 1, 4], [1, 1, 3], "VALID", "lt", "add")]
     for wd, st, pad, sel, sc in configs:
         pads = resolve_padding(xla.Padding[pad] if isinstance(pad, str) else tuple(pad), x.shape, wd, st)
-        sdims = window_output_dims(Check("t"), x.shape, wd, st, pads)
+        sdims = window_output_dims(Check("t"), x.shape, wd, st, pads, cid="select_and_scatter_c2")
         src = random_array(et, sdims, rng, "small")
         ps = b.parameter(len(args), Shape(et, sdims))
         args.append(src)

@@ -17,22 +17,11 @@ from model_programs import PROGRAMS
 NAMES = sorted(PROGRAMS)
 VULKAN = [n for n in NAMES if PROGRAMS[n].vulkan]
 GPUS = {"cuda": "cuda-nvptx-fb", "rocm": "rocm-hsaco-fb"}
-_DISTRIBUTE = "IREE 3.13's GPU codegen: \"'func.func' op failed to distribute\""
-_NEUTRAL = ("IREE 3.13's GPU codegen: \"failed to get neutral element for reduction\" (tiling of level "
-            "PartialReduction)")
 _FAT_POINTERS = "the IREE 3.13 compiler crashes in LLVM's AMDGPULowerBufferFatPointers"
 #: measured 2026-11-24: IREE 3.13 fails to compile these programs for a GPU target (not yet
-#: worked around in the lowering; see docs/models.md).  xfail(strict): one that starts to
-#: compile fails the test until it is taken off this list.
+#: worked around in the lowering; docs/iree-limits.md).  One that starts to compile fails the
+#: test until it is taken off this list.
 GPU_FAILS = {
-    ("mlp_adam_step", "rocm"): _DISTRIBUTE,
-    ("gpt_adamw_step", "rocm"): _DISTRIBUTE,
-    ("bf16_mlp", "cuda"): _DISTRIBUTE,
-    ("bf16_mlp", "rocm"): _DISTRIBUTE,
-    ("f16_layer", "rocm"): _DISTRIBUTE,
-    ("transformer_encoder_grad", "cuda"): _NEUTRAL,
-    ("transformer_encoder_grad", "rocm"): _NEUTRAL,
-    ("gpt_adamw_step", "cuda"): _NEUTRAL,
     ("resnet_block_train", "rocm"): _FAT_POINTERS,
     ("resnet_block_eval", "rocm"): _FAT_POINTERS,
 }
