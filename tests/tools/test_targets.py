@@ -108,6 +108,8 @@ def _cases():
         out.append(("vulkan", f"dot-{src}-{dst}", _prog("d", [Shape(_e(src), (4, 8)), Shape(_e(src), (8, 3))], dot),
                     [random_array(_e(src), (4, 8), rng, "bits"),
                      random_array(_e(src), (8, 3), rng, "bits")]))
+    out.append(("vulkan", "dot-bf16", _prog("d", [Shape(xla.BF16, (32, 64)), Shape(xla.BF16, (64, 16))],
+                                            lambda b, x, y: O.dot(x, y)), None))
     for gpu in ("cuda", "rocm"):
         out.append((gpu, "fft-8", _prog("f", [Shape(xla.C64, (2, 8))], lambda b, x: O.fft(x, xla.FftType.FFT, [8])),
                     None))
