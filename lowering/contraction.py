@@ -288,11 +288,10 @@ def lower_conv(lw):
 
 
 def _widened(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
-    """An operand converted to the type the products are summed in (convolutions; BF16 / F16
-    matmuls on Vulkan).  For GPU targets a converted operand stays a dispatch of its own:
-    IREE's SPIR-V codegen folds the conversion into the convolution and gets it wrong (u8 -> f32,
-    and f16 -> f32 at strides (2, 3): wrong sums measured on lavapipe), and into a matmul it
-    fails ("failed to legalize operation 'vector.bitcast'")."""
+    """A convolution operand converted to the type the products are summed in.  For GPU targets
+    a converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
+    into the convolution and gets it wrong (u8 -> f32, and f16 -> f32 at strides (2, 3): wrong
+    sums measured on lavapipe)."""
     y = convert_tensor(x, s, ct)
     if gpu and y is not x:
         y = barrier(y)
