@@ -350,20 +350,10 @@ def transposed_dot_dims(dn: DotDimensionNumbers, lhs_rank: int, rhs_rank: int, p
                                dn.rhs_batch_dimensions, dn.lhs_batch_dimensions)
 
 
-def fold_transpose_of_dot(op, rewriter):
-    """transpose(dot_general(a, b)) -> dot_general(b, a) when that is the same array (see
-    transposed_dot_dims) and the transpose is the product's only use.  JAX's gradients emit
-    this pair for every weight gradient; lowered as it stands, IREE fuses the linalg.transpose
-    into the matmul's dispatch, reads the result tile transposed, and on the CPU fails with
-    "exceeded stack allocation limit" (regression test:
-    test_exceeded_stack_allocation_limit_transposed_matmul)."""
+def _swapped_dot(src, perm):
+    """The attributes of dot_general(b, a) equal to transpose(src, perm) for the dot `src` =
+    dot(a, b) (see transposed_dot_dims), or None when there is no such product."""
     from xlair.dialect.core import lookup
-    src = op.operands[0].owner
-    src = getattr(src, "operation", src)
-    if not isinstance(src, ir.Operation) or src.name not in ("xla.dot_general", "xla.dot"):
-        return True
-    if sum(1 for _ in src.results[0].uses) != 1:
-        return True
     lhs, rhs = src.operands[0], src.operands[1]
     lrank, rrank = ir.RankedTensorType(lhs.type).rank, ir.RankedTensorType(rhs.type).rank
     dn_param = next(p for p in lookup("xla.dot_general").attr_params if p.name == "dimension_numbers")
@@ -371,16 +361,86 @@ def fold_transpose_of_dot(op, rewriter):
         dn = DotDimensionNumbers((max(lrank - 1, 0),), (0,))
     else:
         dn = dn_param.attr.from_attr(src.attributes["dimension_numbers"])
-    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
     swapped = transposed_dot_dims(dn, lrank, rrank, perm)
     if swapped is None:
-        return True
+        return None
     attrs = {"dimension_numbers": dn_param.attr.to_attr(swapped)}
     if "preferred_element_type" in src.attributes:
         attrs["preferred_element_type"] = src.attributes["preferred_element_type"]
+    return attrs
+
+
+def _owner(v):
+    src = v.owner
+    src = getattr(src, "operation", src)
+    return src if isinstance(src, ir.Operation) else None
+
+
+def _only_use(v) -> bool:
+    return sum(1 for _ in v.uses) == 1
+
+
+def _sink_transpose(op, rewriter, src, perm) -> bool:
+    """transpose(f(x1, ..., xn)) -> f(transpose(x1), ..., transpose(xn)) for an element-wise f
+    (operands of the result's shape, the transpose its only use) of which some xi is a
+    foldable product: the transposes of the products then fold into them.  JAX's Cholesky
+    transposes (a @ a.T + c * eye) this way; with the transpose outside the sum, IREE fuses
+    transpose, matmul and the iota-built addend into one dispatch and crashes in
+    MaterializeDeviceEncodingPass with data tiling on (regression test:
+    test_materialize_device_encoding_crash_transposed_matmul_plus_iota)."""
+    from xlair.dialect.core import lookup
+    d = lookup(src.name) if src.name.startswith("xla.") else None
+    if d is None or d.family != "elementwise" or len(src.results) != 1 or not _only_use(src.results[0]):
+        return True
+    dims = list(ir.RankedTensorType(src.results[0].type).shape)
+    if any(list(ir.RankedTensorType(v.type).shape) != dims for v in src.operands):
+        return True
+    if "broadcast_dimensions" in src.attributes and \
+            list(ir.DenseI64ArrayAttr(src.attributes["broadcast_dimensions"])) not in ([], list(range(len(dims)))):
+        return True
+    dots = [o for o in map(_owner, src.operands)
+            if o is not None and o.name in ("xla.dot_general", "xla.dot") and _only_use(o.results[0])
+            and _swapped_dot(o, perm) is not None]
+    if not dots:
+        return True
+    attrs = {a.name: a.attr for a in src.attributes}
+    with rewriter.ip, op.location:
+        ins = []
+        for v in src.operands:
+            t = ir.RankedTensorType(v.type)
+            tt = ir.RankedTensorType.get([t.shape[p] for p in perm], t.element_type)
+            ins.append(ir.Operation.create("xla.transpose", results=[tt], operands=[v],
+                                           attributes={"permutation": op.attributes["permutation"]},
+                                           loc=op.location).results[0])
+        new = ir.Operation.create(src.name, results=[op.results[0].type], operands=ins, attributes=attrs,
+                                  loc=src.location)
+    rewriter.replace_op(op, [new.results[0]])
+    rewriter.erase_op(src)
+    return False
+
+
+def fold_transpose_of_dot(op, rewriter):
+    """transpose(dot_general(a, b)) -> dot_general(b, a) when that is the same array (see
+    transposed_dot_dims) and the transpose is the product's only use.  JAX's gradients emit
+    this pair for every weight gradient; lowered as it stands, IREE fuses the linalg.transpose
+    into the matmul's dispatch, reads the result tile transposed, and on the CPU fails with
+    "exceeded stack allocation limit" (regression test:
+    test_exceeded_stack_allocation_limit_transposed_matmul).  A transpose of an element-wise
+    op of such a product is first moved onto the operands (_sink_transpose)."""
+    src = _owner(op.operands[0])
+    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    if src is None:
+        return True
+    if src.name not in ("xla.dot_general", "xla.dot"):
+        return _sink_transpose(op, rewriter, src, perm)
+    if not _only_use(src.results[0]):
+        return True
+    attrs = _swapped_dot(src, perm)
+    if attrs is None:
+        return True
     with rewriter.ip:
-        new = ir.Operation.create("xla.dot_general", results=[op.results[0].type], operands=[rhs, lhs],
-                                  attributes=attrs, loc=src.location)
+        new = ir.Operation.create("xla.dot_general", results=[op.results[0].type],
+                                  operands=[src.operands[1], src.operands[0]], attributes=attrs, loc=src.location)
     rewriter.replace_op(op, [new.results[0]])
     rewriter.erase_op(src)
     return False

@@ -9,8 +9,8 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, func, ir, scf
 from xlair.dialect.types import Shape
 
-from .registry import (affine_map, builtin_leaves, empty, extract_scalar, from_builtin_leaves, generic,
-                       index, lowers, splice_region, to_builtin)
+from .registry import (affine_map, barrier, builtin_leaves, empty, extract_scalar, from_builtin_leaves,
+                       generic, index, lowers, splice_region, to_builtin)
 from .scalar import emit_region
 
 
@@ -56,7 +56,15 @@ def lower_while(lw):
     frees a loop-carried transient buffer when the loop exits ("dealloca origin"); when a loop
     ran zero iterations that buffer was the entry value, which other ops (another loop sharing
     the same constant init) still read: the CPU runtime then failed with "transient buffer has
-    not been committed".  Each iteration still evaluates the condition once."""
+    not been committed".  Each iteration still evaluates the condition once.
+
+    Each of the scf.if's results leaves through a util.optimization_barrier, so that
+    canonicalization keeps it; `unwrap_read_loop_results` then removes the barriers of the
+    results something reads.  When nothing reads the loop's state (JAX's LU pivot loop:
+    `lu_factor`, `det` and `slogdet` drop the permutation), canonicalization would otherwise
+    leave an scf.if without results around the scf.while, and IREE 3.13's stream pipeline
+    fails on that form with "maximum iteration count exceeded in fixed point pipeline" when
+    the loop body holds a barrier or a call (see docs/iree-limits.md)."""
     state_shape = lw.result_shape
     init = lw.args["init"]
     inits = builtin_leaves(init, state_shape)
@@ -84,7 +92,41 @@ def lower_while(lw):
             scf.YieldOp(list(after.arguments))
         scf.YieldOp(list(w.results))
     entry_test.erase()
-    return from_builtin_leaves(list(branch.results), state_shape)
+    return from_builtin_leaves([_keep_result(v) for v in branch.results], state_shape)
+
+
+_KEEP = "xlair.loop_result"
+
+
+def _keep_result(v: ir.Value) -> ir.Value:
+    # one barrier per value: IREE's stream-refine-usage gives each operand of a barrier its
+    # own resource lifetime but the results one, and fails to verify a barrier of a returned
+    # (external) value and a constant one: "all of {operands, results} have same type"
+    b = barrier(v)
+    b.owner.attributes[_KEEP] = ir.UnitAttr.get()
+    return b
+
+
+def unwrap_read_loop_results(module: ir.Module) -> None:
+    """After canonicalization: a While's result that something reads loses its barrier (a
+    read barrier hides the value's origin from IREE: on Vulkan, a constant initial value that
+    left an inner loop through one and was carried by an outer loop was freed as if it had
+    been allocated, "queue_dealloca buffer was not returned by queue_alloca"); an unread one
+    keeps it, so the scf.if keeps that result."""
+    found = []
+
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name == "util.optimization_barrier" and _KEEP in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    for op in found:
+        del op.attributes[_KEEP]
+        res = op.results[0]
+        if any(True for _ in res.uses):
+            res.replace_all_uses_with(op.operands[0])
+            op.erase()
 
 
 def _branch(block, region, operand, out: Shape):

@@ -1,9 +1,10 @@
 """Named passes and pipelines (runnable from Python and from xlair-opt by their kebab-case
 names):
 
-  xla-simplify         fold get_tuple_element(tuple(...)), drop dead tuples, and compute a
-                       transposed dot product directly (transpose(dot_general(a, b)) as
-                       dot_general(b, a))
+  xla-simplify         inline private functions called once, fold get_tuple_element(tuple(...)),
+                       drop dead tuples and dead effect-free While loops, and compute a transposed dot product directly
+                       (transpose(dot_general(a, b)) as dot_general(b, a), also through an
+                       element-wise op of the product)
   xla-flatten-tuples   function arguments and results of tuple type become their leaves
   xla-elementwise-loops  (CPU-targeted modules) element-wise While loops as one linalg.generic
                        per element (lowering/loops.py); run by xla-to-linalg
@@ -23,12 +24,13 @@ import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
-from xlair.dialect.core import location_str
+from xlair.dialect.core import all_ops, find_function, location_str, lookup
 from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_forking_products
+from .control_flow import unwrap_read_loop_results
 from .dynamic import dynamic_sizes as run_dynamic
 from .loops import elementwise_loops as run_loops
 from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, tuple_leaves, tuple_rebuild
@@ -49,6 +51,9 @@ def register_pass(name: str):
 # xla-simplify
 # ----------------------------------------------------------------------------------------
 def _fold_gte(op, rewriter):
+    if not any(True for _ in op.results[0].uses):
+        rewriter.erase_op(op)
+        return False
     src = op.operands[0].owner
     if not isinstance(src, ir.OpView) and not isinstance(src, ir.Operation):
         return True
@@ -67,20 +72,126 @@ def _erase_dead(op, rewriter):
     return False
 
 
+def _effects_in(op, seen: set) -> bool:
+    """Whether running `op` (its regions and the functions it calls) has an effect beyond its
+    results: a side-effecting op (CustomCall, Infeed, Send, Rng..., ...) or a collective."""
+    found = []
+
+    def visit(o):
+        o = getattr(o, "operation", o)
+        d = lookup(o.name)
+        if d is not None and (d.side_effecting or d.family == "collectives"):
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        if o.name == "xla.call":
+            callee = ir.FlatSymbolRefAttr(o.attributes["computation"]).value
+            if callee not in seen:
+                seen.add(callee)
+                f = find_function(o, callee)
+                if f is None or _effects_in(f, seen):
+                    found.append(o)
+                    return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return bool(found)
+
+
+def _erase_dead_code(op, rewriter):
+    """An op nothing reads and that has no effect is dropped (MLIR cannot tell for xla ops, as
+    they are not registered with it).  For a While this is XLA's while-loop simplifier: JAX's
+    LU (lu_factor, det, slogdet) computes a permutation it never reads, and xlair runs a While
+    on the host, one synchronisation per iteration."""
+    if any(True for r in op.results for _ in r.uses) or _effects_in(op, set()):
+        return True
+    rewriter.erase_op(op)
+    return False
+
+
+def _dead_code_patterns(ps: rewrite.RewritePatternSet) -> None:
+    for d in all_ops():
+        if not (d.side_effecting or d.family == "collectives") and d.mlir_name not in ("xla.tuple",
+                                                                                      "xla.get_tuple_element"):
+            ps.add(d.mlir_name, _erase_dead_code)
+
+
 def _simplify_patterns(ps: rewrite.RewritePatternSet):
     ps.add("xla.get_tuple_element", _fold_gte)
     ps.add("xla.tuple", _erase_dead)
-    ps.add("xla.transpose", fold_transpose_of_dot)
 
 
 def _greedy(module: ir.Module, ps: rewrite.RewritePatternSet):
     rewrite.apply_patterns_and_fold_greedily(module, ps.freeze())
 
 
+def _symbol_refs(attr, name: str, out: list, op) -> None:
+    if isinstance(attr, ir.FlatSymbolRefAttr):
+        out.append((attr.value, op, name))
+    elif isinstance(attr, ir.ArrayAttr):
+        for a in attr:
+            _symbol_refs(a, name, out, op)
+    elif isinstance(attr, ir.DictAttr):
+        d = attr
+        for i in range(len(d)):
+            _symbol_refs(d[i].attr, name, out, op)
+
+
+def inline_single_calls(module: ir.Module) -> None:
+    """A private function whose one reference is one xla.call is moved into its caller (XLA's
+    CallInliner inlines every call).  The simplifications then see across the call: JAX wraps
+    library functions (its Cholesky, its LU pivot loop) in private functions, and a transpose
+    inside one of a product computed outside it only folds once both are in one body."""
+    while True:
+        refs: list = []
+
+        def visit(op):
+            for i in range(len(op.attributes)):
+                na = op.attributes[i]
+                if na.name != "sym_name":
+                    _symbol_refs(na.attr, na.name, refs, op)
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(visit)
+        by_name: dict = {}
+        for name, op, attr in refs:
+            by_name.setdefault(name, []).append((op, attr))
+        funcs = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in _funcs(module)}
+        done = False
+        for name, uses in by_name.items():
+            f = funcs.get(name)
+            if f is None or len(uses) != 1 or uses[0][1] != "computation" or uses[0][0].name != "xla.call":
+                continue
+            if "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value != "private":
+                continue
+            if len(f.regions[0].blocks) != 1:
+                continue
+            call = uses[0][0]
+            block = f.regions[0].blocks[0]
+            ops = [o.operation for o in block.operations]
+            ret = ops[-1]
+            if ret.name != "func.return" or len(ret.operands) != len(call.results):
+                continue
+            for o in ops[:-1]:
+                o.move_before(call)
+            for a, v in zip(block.arguments, call.operands):
+                a.replace_all_uses_with(v)
+            for r, v in zip(call.results, ret.operands):
+                r.replace_all_uses_with(v)
+            call.erase()
+            f.erase()
+            done = True
+            break
+        if not done:
+            return
+
+
 @register_pass("xla-simplify")
 def simplify(module: ir.Module) -> None:
+    inline_single_calls(module)
     ps = rewrite.RewritePatternSet()
     _simplify_patterns(ps)
+    # not in xla-to-linalg's set: there they would race the lowerings (an op half lowered
+    # hides its effects, a transpose would be lowered before its product is)
+    ps.add("xla.transpose", fold_transpose_of_dot)
+    _dead_code_patterns(ps)
     _greedy(module, ps)
 
 
@@ -212,6 +323,7 @@ def to_linalg(module: ir.Module) -> None:
     rewrite.apply_patterns_and_fold_greedily(module, libm.f64_patterns())
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")
     pm.run(module.operation)
+    unwrap_read_loop_results(module)
 
 
 @register_pass("xla-to-iree-input")

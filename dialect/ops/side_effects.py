@@ -16,7 +16,11 @@ so an executable needs nothing but its `.vmfb` and, for CustomCall, its register
   shared library.  C layout as XLA's CPU runtime: in[i] points at argument i's row-major data
   (a tuple argument: at a table of pointers to its elements); out points at the result's data
   (a tuple result: at a table of pointers to one buffer per element).  An unregistered target
-  is an error when the executable is made (compile or load) or interpreted.
+  is an error when the executable is made (compile or load) or interpreted.  `opaque` (default
+  "") is XlaBuilder's backend configuration string: a Python target whose signature has an
+  `opaque` parameter receives it; C targets and other Python targets do not (XLA's original
+  API).  xlair's built-in targets (python/xlair/lapack.py: JAX's CPU LAPACK targets and XLA's
+  decomposition targets) read their attributes from it.
 * Infeed(shape): the next item of the executable's infeed queue (per executable and replica),
   checked against `shape` (an array, or a flat tuple of arrays; nested tuples are not allowed;
   the empty tuple reads nothing).  An empty queue waits up to the executable's timeout, then
@@ -96,7 +100,7 @@ def _flat_arrays(chk, param, s: Shape, what="an array or a tuple of arrays", *, 
     chk.non_negative(param, [d for x in s.leaves() for d in x.dims], cid=cid)
 
 
-def _custom_call_infer(chk, target_name, args, shape):
+def _custom_call_infer(chk, target_name, args, shape, opaque=""):
     if not target_name or not target_name.replace("_", "a").replace(".", "a").isalnum():
         chk.fail("target_name", "must be a non-empty name of letters, digits, '_' and '.'", target_name,
                  cid="custom_call_i2")
@@ -106,21 +110,23 @@ def _custom_call_infer(chk, target_name, args, shape):
     return shape
 
 
-def _custom_call_ref(target_name, args, shape, *, result, interp):
-    return _host(interp, "CustomCall").custom_call(target_name, list(args), result)
+def _custom_call_ref(target_name, args, shape, opaque="", *, result, interp):
+    return _host(interp, "CustomCall").custom_call(target_name, list(args), result, opaque)
 
 
-def _custom_call_bind(target_name, args, shape):
+def _custom_call_bind(target_name, args, shape, opaque=""):
     return {"target_name": target_name, "args": list(args) if isinstance(args, (list, tuple)) else [args],
-            "shape": shape}
+            "shape": shape, "opaque": opaque}
 
 
-register(OpDef("CustomCall", (Attr("target_name", Str()), Operands("args"), Attr("shape", ShapeKind())),
+register(OpDef("CustomCall", (Attr("target_name", Str()), Operands("args"), Attr("shape", ShapeKind()),
+                              Attr("opaque", Str(), "")),
                _custom_call_infer, _custom_call_ref, "side_effects", "CustomCall",
                bind=_custom_call_bind, side_effecting=True,
                reference_takes_interp=True,
                doc="call a target registered by name (xlair.register_custom_call): a Python "
-                   "callable or a C function void f(void* out, void** in)",
+                   "callable or a C function void f(void* out, void** in); opaque is XlaBuilder's "
+                   "backend configuration string, given to Python targets that take it",
                constraints={
                    "custom_call_i1": "args are arrays or flat tuples of arrays (non-negative "
                                      "dimensions)",

@@ -21,6 +21,7 @@ from .computation import Computation  # noqa: F401
 from .interpreter import interpret, interpret_replicated  # noqa: F401
 from . import host, replicas  # noqa: F401  (side effects and replicas)
 from .host import register_custom_call, unregister_custom_call  # noqa: F401
+from . import lapack  # noqa: F401  (the built-in linear-algebra CustomCall targets)
 from .runtime import Executable, load  # noqa: F401
 from .stablehlo import from_stablehlo  # noqa: F401
 from .jax_bridge import from_jax, jit  # noqa: F401  (JAX itself is imported only when called)

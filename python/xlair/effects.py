@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import inspect
 import os
 import threading
 import time
@@ -36,12 +37,21 @@ _targets_lock = threading.Lock()
 
 
 class CustomCallTarget:
-    """A registered CustomCall target: a Python callable, or a C function of a library."""
+    """A registered CustomCall target: a Python callable, or a C function of a library.  A
+    Python callable with keyword parameters `opaque` (the op's backend configuration string)
+    or `result` (its result xla.Shape) receives them."""
 
     def __init__(self, name: str, fn: Callable | None = None, library: str | None = None,
                  symbol: str | None = None):
         self.name, self.fn, self.library = name, fn, library
         self.cfn = None
+        self.extras: tuple = ()
+        if fn is not None:
+            try:
+                params = inspect.signature(fn).parameters
+            except (TypeError, ValueError):     # builtins without a signature take positionals
+                params = {}
+            self.extras = tuple(k for k in ("opaque", "result") if k in params)
         if library is not None:
             try:
                 lib = ctypes.CDLL(os.fspath(library))
@@ -52,11 +62,12 @@ class CustomCallTarget:
             self.cfn.restype = None
             self.cfn.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
 
-    def __call__(self, args: list, result: Shape):
+    def __call__(self, args: list, result: Shape, opaque: str = ""):
         if self.cfn is not None:
             return self._call_c(args, result)
+        extra = {k: v for k, v in (("opaque", opaque), ("result", result)) if k in self.extras}
         try:
-            out = self.fn(*args)
+            out = self.fn(*args, **extra)
         except XlaError:
             raise
         except Exception as e:
@@ -272,8 +283,8 @@ class HostContext:
         return self._run().timeout
 
     # the entry points of the op records' references ------------------------------------------
-    def custom_call(self, target_name: str, args: list, result: Shape):
-        return custom_call_target(target_name)(args, result)
+    def custom_call(self, target_name: str, args: list, result: Shape, opaque: str = ""):
+        return custom_call_target(target_name)(args, result, opaque)
 
     def infeed(self, shape: Shape, site=None):
         if shape.is_tuple and not shape.tuple_shapes:

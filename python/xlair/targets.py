@@ -117,12 +117,15 @@ class Limitation:
     """Ops IREE cannot compile for `target`, or compiles to wrong answers there (measured on
     the target's default chip; see docs/status.md).  An op is hit when its name is in `ops` and
     `when(operand_types, result_types, attributes)` holds (sets of xla element type names, and
-    {attribute name: its MLIR text})."""
+    {attribute name: its MLIR text}); a `when` that returns a string names what was hit (it is
+    added to the message).  `by` is "iree" for what IREE fails at, "xlair" for what xlair
+    has no route for on the target (IREE would compile it)."""
     target: str
     ops: tuple
     types: str              # the cases concerned, in words (for docs and messages)
     reason: str
     when: Callable = dataclasses.field(compare=False, default=lambda ins, outs, attrs: True)
+    by: str = "iree"
 
     def matches(self, op: str, ins: set, outs: set, attrs: dict) -> bool:
         return op in self.ops and bool(self.when(ins, outs, attrs))
@@ -144,6 +147,18 @@ def _widening_matmul(ins: set, outs: set, attrs: dict) -> bool:
 def _radix8_fft(ins: set, outs: set, attrs: dict) -> bool:
     lengths = [int(x) for x in re.findall(r"-?\d+", attrs.get("fft_length", "").split(":", 1)[-1])]
     return attrs.get("fft_type", "").strip('"') in ("FFT", "IFFT") and any(n % 8 == 0 for n in lengths)
+
+
+def _host_linalg(ins: set, outs: set, attrs: dict):
+    """A custom call of one of xlair's LAPACK-backed targets: its routine's name."""
+    from .lapack import routine_of
+    name = routine_of(attrs.get("target_name", "").strip('"'))
+    return name and f"{attrs['target_name'].strip(chr(34))}: LAPACK {name}"
+
+
+_NO_DEVICE_LINALG = ("xlair runs JAX's LAPACK custom calls (and XLA's Qr, Eigh, LuDecomposition, "
+                     "ProductOfElementaryHouseholderReflectors) by calling LAPACK on the host CPU; it has "
+                     "no device route for them yet: compile for target cpu")
 
 
 LIMITATIONS: list[Limitation] = [
@@ -177,7 +192,8 @@ LIMITATIONS: list[Limitation] = [
                "IREE's SPIR-V code reads and writes the BF16 buffers of a matmul through a "
                "vector.bitcast it cannot lower (\"failed to legalize operation 'vector.bitcast'\")",
                lambda ins, outs, attrs: "bf16" in ins),
-]
+] + [Limitation(gpu, ("xla.custom_call",), "LAPACK and XLA decomposition targets", _NO_DEVICE_LINALG,
+                _host_linalg, by="xlair") for gpu in ("vulkan", "cuda", "rocm")]
 
 
 class TargetLimitation(XlaError):
@@ -223,9 +239,11 @@ def limitations_of(module, target_name: str) -> list[tuple[str, Limitation]]:
         op = op.operation if hasattr(op, "operation") else op
         if op.name.startswith("xla.") and op.name != "xla.return":
             ins, outs = types_of(op.operands), types_of(op.results)
+            attrs = attrs_of(op)
             for lim in lims:
-                if lim.matches(op.name, ins, outs, attrs_of(op)):
-                    found.append((op.name, lim))
+                if lim.matches(op.name, ins, outs, attrs):
+                    hit = lim.when(ins, outs, attrs)
+                    found.append((f"{op.name} ({hit})" if isinstance(hit, str) else op.name, lim))
         return ir.WalkResult.ADVANCE
 
     with lock:
@@ -238,7 +256,10 @@ def check_supported(module, target_name: str) -> None:
     found = limitations_of(module, target_name)
     if found:
         op, lim = found[0]
-        raise TargetLimitation(f"target {target(target_name).name} cannot run '{op}' on "
+        name = op.partition(" (")[0]
+        details = sorted({o.partition(" (")[2] for o, lm in found if lm is lim and o.partition(" (")[2]})
+        op = name + "'" + (" (" + "; ".join(d[:-1] for d in details) + ")" if details else "")
+        raise TargetLimitation(f"target {target(target_name).name} cannot run '{op} on "
                                f"{lim.types}: {lim.reason}", lim)
 
 

@@ -160,3 +160,48 @@ def test_sums_of_computed_operands(target, fn_name):
     got = xla.compile(_sum_of(fn_name), target=target)(x)
     want = (-x if fn_name == "neg" else 2 * x).astype(np.float64).sum(1)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_materialize_device_encoding_crash_transposed_matmul_plus_iota(target):
+    """jax.scipy.linalg.cho_factor(a @ a.T + n * eye): JAX transposes the sum (its lower
+    Cholesky factor is computed as an upper one), and the eye is built from two iotas.  Lowered
+    as it stood, IREE fused the transpose, the matmul and the iota-built addend into one
+    dispatch and crashed in MaterializeDeviceEncodingPass with data tiling on (a segfault in
+    iree-compile).  xla-simplify now moves the transpose onto the sum's operands, where it
+    folds into the product."""
+    n = 5
+    b = xla.Builder("cho_factor_spd")
+    a = b.parameter(0, Shape(F32, [n, n]))
+    s32 = Shape(xla.S32, [n, n])
+    eye = O.convert_element_type(O.eq(O.iota(b, s32, 0), O.iota(b, s32, 1)), F32)
+    spd = O.add(O.dot(a, O.transpose(a, [1, 0])), O.mul(O.broadcast(O.constant(b, np.float32(n)), [n, n]), eye))
+    O.transpose(spd, [1, 0])
+    exe = xla.compile(b.build(), target=target)
+    x = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
+    np.testing.assert_allclose(exe(x), (x @ x.T + n * np.eye(n)).T, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("read", [False, True])
+def test_maximum_iteration_count_exceeded_in_fixed_point_pipeline_unread_while(target, read):
+    """JAX's LU pivots-to-permutation loop on a batch (a While whose body gathers and scatters
+    rows of an s32[3,4]), as in jax.scipy.linalg.lu_factor, jnp.linalg.det and slogdet of an
+    f32[3,4,4], which drop the permutation.  Here nothing reads the permutation either (it
+    feeds only an empty slice).  Lowered as it stood, canonicalization left an scf.if with no
+    results around the scf.while, whose body holds the gather's util.optimization_barrier;
+    IREE's stream pipeline failed on it: "maximum iteration count exceeded in fixed point
+    pipeline".  An unread result of a While now keeps a util.optimization_barrier after the
+    scf.if, so the scf.if keeps it.  `read`: the same loop with its result returned (no
+    barrier kept)."""
+    import jax
+    from jax import lax
+
+    def f(piv, x):
+        perm = lax.linalg.lu_pivots_to_permutation(piv, 4)
+        return x * 2, (perm if read else perm[:, :0])
+    piv = np.array([[3, 2, 2, 3], [1, 1, 3, 3], [0, 2, 2, 3]], np.int32)
+    x = np.arange(6, dtype=np.float32)
+    got = xla.jit(f, target=target)(piv, x)
+    want = jax.jit(f)(piv, x)
+    for g, w in zip(got, want):
+        assert np.asarray(g).shape == np.asarray(w).shape
+        np.testing.assert_array_equal(g, w)

@@ -507,8 +507,9 @@ def test_jit_static_arguments_and_errors():
         xla.from_jax(lambda x: x @ x, np.ones((2, 3), np.float32))
     with pytest.raises(xla.XlaError, match="returns no array"):
         xla.jit(lambda x: None)(np.ones(2, np.float32))
-    with pytest.raises(Unsupported, match="custom_call"):
-        xla.from_jax(jnp.linalg.svd, np.eye(3, dtype=np.float32))    # LAPACK through a custom_call
+    # LAPACK through a typed-FFI custom call: a built-in target (xlair.lapack) with its attributes
+    t = str(xla.from_jax(jnp.linalg.svd, np.eye(3, dtype=np.float32)))
+    assert 'target_name = "lapack_sgesdd_ffi"' in t and '\\22mode\\22: 65' in t
 
 
 # ----------------------------------------------------------------------------------------

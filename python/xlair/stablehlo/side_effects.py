@@ -3,11 +3,14 @@ custom_call (and what xlair's CustomCall does not take).
 """
 from __future__ import annotations
 
+import json
+
 from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import ir
 from xlair.dialect.types import Shape
 
 from ..builder import Op
+from ..lapack import routine_of
 from .attrs import Unsupported, _channel_handle, _ints, _result_shape, _str
 from .scope import converter, xla_lacks
 
@@ -83,32 +86,87 @@ _CUSTOM_CALL_APIS = {0: "API_VERSION_UNSPECIFIED", 1: "API_VERSION_ORIGINAL", 2:
                      3: "API_VERSION_STATUS_RETURNING_UNIFIED", 4: "API_VERSION_TYPED_FFI"}
 
 
+def _lapack_layout(rank: int, batch: int) -> tuple:
+    """The minor-to-major layout jaxlib's LAPACK kernels read a leaf in: a matrix (two dims past
+    the batch dims) column-major with the batch dims major; anything else row-major."""
+    if rank - batch == 2:
+        return (rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1))
+    return tuple(range(rank - 1, -1, -1))
+
+
+def _num_batch_dims(op) -> int | None:
+    if "mhlo.frontend_attributes" not in op.attributes:
+        return None
+    fa = ir.DictAttr(op.attributes["mhlo.frontend_attributes"])
+    return int(ir.StringAttr(fa["num_batch_dims"]).value) if "num_batch_dims" in fa else None
+
+
 @xla_lacks("stablehlo.custom_call")
 def _custom_call_lacks(op):
+    target = _str(op, "call_target_name")
+    builtin = routine_of(target) is not None
     api = ir.IntegerAttr(op.attributes["api_version"]).value if "api_version" in op.attributes else 1
-    if api not in (0, 1):
+    if api not in (0, 1) and not (builtin and target.startswith("lapack_")):
         return (f"has api_version {api} ({_CUSTOM_CALL_APIS.get(api, 'unknown')}); xlair's CustomCall calls "
                 "its targets with the original convention void f(void* out, void** in) (api_version 1), "
                 "which passes no status, backend_config or typed FFI buffers")
-    for name in ("called_computations", "output_operand_aliases"):
-        if name in op.attributes and len(ir.ArrayAttr(op.attributes[name])):
-            return f"has {name}; XLA's CustomCall(target_name, args, shape) takes none"
+    if "called_computations" in op.attributes and len(ir.ArrayAttr(op.attributes["called_computations"])):
+        return "has called_computations; XLA's CustomCall(target_name, args, shape) takes none"
+    if not builtin and "output_operand_aliases" in op.attributes and \
+            len(ir.ArrayAttr(op.attributes["output_operand_aliases"])):
+        # xlair's built-in targets compute new values, so an alias (a buffer reuse) changes nothing
+        return "has output_operand_aliases; XLA's CustomCall(target_name, args, shape) takes none"
+    batch = _num_batch_dims(op) if target.startswith("lapack_") else None
     for name, values in (("operand_layouts", op.operands), ("result_layouts", op.results)):
         if name not in op.attributes:
             continue
         for i, (lay, v) in enumerate(zip(ir.ArrayAttr(op.attributes[name]), values)):
             got = _ints(lay)
-            if got != tuple(range(len(got) - 1, -1, -1)):
-                return (f"has {name}[{i}] = {list(got)}; xlair passes custom-call buffers in the default "
-                        "row-major layout only (minor-to-major [rank-1, ..., 0])")
+            rank = len(got)
+            if batch is not None and builtin:
+                want, what = _lapack_layout(rank, batch), (f"{target} reads in jaxlib's layout (matrices "
+                                                           "column-major, batch dimensions major)")
+            else:
+                want, what = tuple(range(rank - 1, -1, -1)), ("xlair passes custom-call buffers in the default "
+                                                              "row-major layout only")
+            if got != want:
+                return f"has {name}[{i}] = {list(got)}; {what}: minor-to-major {list(want)}"
     return None
+
+
+def _attr_value(a: ir.Attribute):
+    for kind in (ir.BoolAttr, ir.IntegerAttr, ir.FloatAttr, ir.StringAttr):
+        try:
+            return kind(a).value
+        except (TypeError, ValueError):
+            continue
+    raise Unsupported(f"custom_call backend attribute {a} is not a bool, integer, float or string")
+
+
+def _opaque(op) -> str:
+    """XLA's backend_config string, or (typed FFI) the attributes of mhlo.backend_config and the
+    number of batch dimensions as a JSON object: the xla.custom_call's `opaque`."""
+    text = _str(op, "backend_config") if "backend_config" in op.attributes and \
+        isinstance(op.attributes["backend_config"], ir.StringAttr) else ""
+    cfg = {}
+    for name in ("mhlo.backend_config", "backend_config"):
+        if name in op.attributes and isinstance(op.attributes[name], ir.DictAttr):
+            d = ir.DictAttr(op.attributes[name])
+            cfg.update({d[i].name: _attr_value(d[i].attr) for i in range(len(d))})
+    batch = _num_batch_dims(op)
+    if batch is not None:
+        cfg["num_batch_dims"] = batch
+    if text and cfg:
+        cfg["text"] = text
+    return json.dumps(cfg, sort_keys=True) if cfg else text
 
 
 @converter("stablehlo.custom_call")
 def _c_custom_call(s, op):
-    # backend_config is not passed to an api_version 1 target (as in XLA); has_side_effect:
-    # xlair keeps every custom call and runs them in program order either way
+    # has_side_effect: xlair keeps every custom call and runs them in program order either way;
+    # backend_config (or a typed-FFI call's attributes) becomes the op's opaque string, which
+    # the built-in targets (xlair.lapack) and Python targets that take `opaque` read
     shapes = [_result_shape(op, i) for i in range(len(op.results))]
     r = s.emit("custom_call", target_name=_str(op, "call_target_name"), args=[s.get(v) for v in op.operands],
-               shape=_pack_shapes(shapes))
+               shape=_pack_shapes(shapes), opaque=_opaque(op))
     return s.unpack(r, len(shapes))

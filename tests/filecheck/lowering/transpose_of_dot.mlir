@@ -34,3 +34,29 @@ func.func @kept(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3x4xf32>,
   %u = "xla.transpose"(%q) {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x5xf32>) -> tensor<3x2x5xf32>
   return %t, %p, %u : tensor<5x3xf32>, tensor<3x5xf32>, tensor<3x2x5xf32>
 }
+
+// A transpose of an element-wise op of a product moves onto the op's operands, where it folds
+// into the product (JAX's Cholesky of a @ a.T + c; IREE crashed in MaterializeDeviceEncoding).
+// CHECK-LABEL: func.func @through_elementwise
+// CHECK: %[[P:.*]] = "xla.dot_general"(%arg1, %arg0)
+// CHECK: %[[C:.*]] = "xla.transpose"(%arg2) {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+// CHECK: %[[S:.*]] = "xla.add"(%[[P]], %[[C]]) : (tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+// CHECK: return %[[S]]
+func.func @through_elementwise(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<3x5xf32>) -> tensor<5x3xf32> {
+  %p = "xla.dot_general"(%a, %b) {dimension_numbers = {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>}} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %s = "xla.add"(%p, %c) : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  %t = "xla.transpose"(%s) {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %t : tensor<5x3xf32>
+}
+
+// Kept: the sum has another use.
+// CHECK-LABEL: func.func @sum_used_twice
+// CHECK: "xla.dot_general"(%arg0, %arg1)
+// CHECK: xla.add
+// CHECK: xla.transpose
+func.func @sum_used_twice(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<3x5xf32>) -> (tensor<5x3xf32>, tensor<3x5xf32>) {
+  %p = "xla.dot_general"(%a, %b) {dimension_numbers = {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>}} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %s = "xla.add"(%p, %c) : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  %t = "xla.transpose"(%s) {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %t, %s : tensor<5x3xf32>, tensor<3x5xf32>
+}

@@ -55,7 +55,7 @@ func.func @main(%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<complex<f32>>) {
 // CHECK: %[[IN:.*]] = "xla.infeed"(%[[J]]) {{.*}} -> tuple<tensor<4xf32>, !xla.token>
 // CHECK: %[[D:.*]] = "xla.get_tuple_element"(%[[IN]]) {index = 0 : i64}
 // CHECK: "xla.get_tuple_element"(%[[IN]]) {index = 1 : i64}
-// CHECK: "xla.custom_call"(%[[D]]) {shape = {{.*}}, target_name = "my_target"}
+// CHECK: "xla.custom_call"(%[[D]]) {opaque = "", shape = {{.*}}, target_name = "my_target"}
 // CHECK: "xla.all_reduce"(%[[A]])
 // CHECK: "xla.add"
 // CHECK: replica_groups = [array<i64: 0, 1>]
