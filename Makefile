@@ -74,11 +74,13 @@ conformance: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) tests/fuzz/run.py --programs 10000 --batch 50 --calls 20000 --jobs 2 --report docs/reliability.md
 
-# The benchmark suite: every workload on xlair (CPU), numpy and XLA:CPU (jax.jit, the `bench`
-# extra, installed here when missing), results checked against numpy, written to
-# bench/RESULTS.md (about 3-5 minutes on 2 cores; bench/NOTES.md says what was changed and why).
+# The benchmark suite: the op section (every workload on xlair (CPU), numpy and XLA:CPU) and the
+# models section (the real-program suite against jax.jit, per call and cold compile), results
+# checked, written to bench/RESULTS.md (about 6-8 minutes on 2 cores; bench/NOTES.md says what
+# was changed and why).  `bench.py --section ops|models` runs one; bench/bench_linalg.py and
+# bench/compile_breakdown.py run on their own.
 bench: $(STAMP)
-	$(PY) -c "import jax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench]'
+	$(PY) -c "import jax, flax, optax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench,models]'
 	$(PY) bench/bench.py
 
 status: $(STAMP)

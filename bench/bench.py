@@ -1,8 +1,10 @@
 """The standing benchmark suite (issue 9): every workload on xlair (IREE, CPU), numpy and XLA:CPU
 (jax.jit) side by side in one run, each result checked against numpy, written to
-bench/RESULTS.md.
+bench/RESULTS.md; and (the models section, bench/bench_models.py) every program of the
+real-program suite on xlair.jit and jax.jit, per call and cold compile.
 
-Run: make bench   (or .venv/bin/python bench/bench.py [--quick] [--only NAME ...])
+Run: make bench   (or .venv/bin/python bench/bench.py [--section ops|models] [--quick]
+                  [--only NAME ...])
 
 Timing (bench/harness.py `interleaved`): after a warm-up call, every round times each
 contestant in turn (a batch of calls of ~20 ms), and a contestant's time is the median over
@@ -15,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import math
 import os
 import pathlib
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +46,9 @@ from xlair import F32, S32, Shape  # noqa: E402
 from xlair import ops as O  # noqa: E402
 from xlair.compile import compile_vmfb  # noqa: E402
 
-from harness import device_call, interleaved, jax_available, xla_cpu  # noqa: E402
+from harness import (cpu_summary, device_call, fmt_ms, geomean, interleaved, jax_available,  # noqa: E402
+                     xla_cpu)
+import bench_models  # noqa: E402
 import bench_windows  # noqa: E402
 from bench_sort import comparator  # noqa: E402
 
@@ -314,13 +318,14 @@ def machine_facts() -> list[str]:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                              cwd=HERE, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "python", "lowering", "dialect"],
-                               capture_output=True, text=True, cwd=HERE, timeout=10).stdout.strip()
+                               capture_output=True, text=True, cwd=HERE.parent, timeout=10).stdout.strip()
         vers.append(f"xlair {rev}{' (+ uncommitted changes)' if dirty else ''}")
     except (OSError, subprocess.SubprocessError):
         pass
     facts.append("Versions: " + ", ".join(vers))
     from xlair.targets import target
     facts.append("xlair CPU flags: " + " ".join(target("cpu").compile_flags()))
+    facts.append("CPU as /proc/cpuinfo and LLVM name it: " + cpu_summary())
     try:
         load = open("/proc/loadavg").read().split()[:3]
         facts.append(f"Load average at the start: {' '.join(load)}")
@@ -341,10 +346,6 @@ def copy_bandwidth(rounds: int) -> float:
 # ----------------------------------------------------------------------------------------
 # the run
 # ----------------------------------------------------------------------------------------
-def fmt_ms(t):
-    return f"{t * 1e3:.3f}" if t < 0.01 else f"{t * 1e3:.2f}" if t < 1 else f"{t * 1e3:.0f}"
-
-
 def run_workload(w: Workload, rounds: int) -> dict:
     t = time.perf_counter()
     vmfb = compile_vmfb(w.comp, cache=False)
@@ -405,57 +406,121 @@ def per_call(rounds: int) -> dict:
     return {k: v["median"] for k, v in interleaved(fns, rounds=rounds).items()}
 
 
-def geomean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+#: The sections of RESULTS.md, each measured and written by one part of this script; a run of
+#: some sections (`--section`, or `--only` naming items of one) keeps the others' text as the
+#: previous RESULTS.md has it.
+SECTIONS = ("ops", "models")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
-    ap.add_argument("--only", nargs="*", help="workload function names (matmul, sort, ...)")
+    ap.add_argument("--section", choices=("all",) + SECTIONS, default="all",
+                    help="ops: the workloads, 100-op compile and call overhead; models: the programs of "
+                         "tests/models/model_programs.py against jax.jit (default: all)")
+    ap.add_argument("--only", nargs="*", help="workload function names (matmul, sort, ...) and/or model "
+                                               "program names (mlp_forward, gpt_adamw_step, ...)")
     ap.add_argument("-o", default=str(HERE / "RESULTS.md"))
     opts = ap.parse_args()
+    sections = list(SECTIONS) if opts.section == "all" else [opts.section]
+    workloads = {m.__name__: m for m in WORKLOADS}
+    if opts.only:
+        unknown = sorted(set(opts.only) - set(workloads) - set(bench_models.PROGRAMS))
+        if unknown:
+            ap.error(f"--only: no workload or program named {', '.join(unknown)}")
+        named = {"ops": set(opts.only) & set(workloads),
+                 "models": set(opts.only) & set(bench_models.PROGRAMS)}
+        sections = [s for s in sections if named[s]]
     rounds = 5 if opts.quick else 21
     t_start = time.perf_counter()
     if not jax_available():
         print("JAX is not installed: XLA:CPU columns are n/a (make bench installs the bench extra)")
+        if "models" in sections:
+            print("  and the models section needs it: skipped")
+            sections.remove("models")
     facts = machine_facts()
     print("\n".join(facts), flush=True)
-    compile_vmfb(program_100_ops(), cache=False)       # process warm-up: imports, MLIR context
-    bw = copy_bandwidth(rounds)
-    print(f"copy bandwidth (numpy): {bw / 1e9:.1f} GB/s", flush=True)
-    rng = np.random.default_rng(0)
-    rows = []
-    for make in WORKLOADS:
-        if opts.only and make.__name__ not in opts.only:
-            continue
-        rows.append(run_workload(make(rng), rounds))
-    bw_after = copy_bandwidth(rounds)
-    c100 = compile_100(rounds) if not opts.only else None
-    call = per_call(rounds * 2) if not opts.only else None
+    ops = run_ops([workloads[n] for n in workloads if not opts.only or n in opts.only], rounds,
+                  full=not opts.only) if "ops" in sections else None
+    models = bench_models.run(only=opts.only, quick=opts.quick) if "models" in sections else None
     elapsed = time.perf_counter() - t_start
     try:
         facts.append("Load average at the end: " + " ".join(open("/proc/loadavg").read().split()[:3]))
     except OSError:
         pass
-    write_results(pathlib.Path(opts.o), facts, rows, (bw, bw_after), c100, call, elapsed, rounds)
+    write_results(pathlib.Path(opts.o), facts, ops, models, elapsed)
     print(f"wrote {opts.o} ({elapsed:.0f} s)")
 
 
-def write_results(path, facts, rows, bws, c100, call, elapsed, rounds):
-    bw = max(bws)
+def run_ops(makes, rounds: int, full: bool) -> dict:
+    """The ops section: the workloads, and (`full`) the 100-op compile and the call overhead."""
+    t0 = time.perf_counter()
+    date = time.strftime("%Y-%m-%d %H:%M %Z")
+    compile_vmfb(program_100_ops(), cache=False)       # process warm-up: imports, MLIR context
+    bw = copy_bandwidth(rounds)
+    print(f"copy bandwidth (numpy): {bw / 1e9:.1f} GB/s", flush=True)
+    rng = np.random.default_rng(0)
+    rows = [run_workload(make(rng), rounds) for make in makes]
+    bw_after = copy_bandwidth(rounds)
+    c100 = compile_100(rounds) if full else None
+    call = per_call(rounds * 2) if full else None
+    return {"rows": rows, "bws": (bw, bw_after), "c100": c100, "call": call, "rounds": rounds, "date": date,
+            "elapsed": time.perf_counter() - t0}
+
+
+def _marks(name: str) -> tuple[str, str]:
+    return f"<!-- section {name}: begin -->", f"<!-- section {name}: end -->"
+
+
+def previous_section(path: pathlib.Path, name: str) -> list[str] | None:
+    """A section's lines as the existing RESULTS.md has them (None: not there)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    begin, end = _marks(name)
+    m = re.search(re.escape(begin) + r"\n(.*?)" + re.escape(end), text, re.S)
+    return m.group(1).removesuffix("\n").split("\n") if m else None
+
+
+def write_results(path, facts, ops, models, elapsed):
+    """RESULTS.md, the one writer: a header (this run and the machine), then each section
+    between its marks, measured now or kept from the previous file."""
+    run = [s for s, r in (("ops", ops), ("models", models)) if r is not None]
+    kept = [s for s in SECTIONS if s not in run]
+    note = f" ({', '.join(kept)} kept from the previous RESULTS.md; see its own date line)" if kept else ""
     L = ["# xlair benchmark results (CPU)", "",
          "Written by `make bench` (bench/bench.py); what changed and why: bench/NOTES.md.", "",
-         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; whole run {elapsed:.0f} s; {rounds} interleaved rounds "
-         "per workload.", ""]
+         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; whole run {elapsed:.0f} s; sections measured in this "
+         f"run: {', '.join(run) or 'none'}{note}.", ""]
     L += [f"- {f}" for f in facts]
-    L += [f"- Copy bandwidth (numpy `np.copyto`, 128 MiB, read + write bytes): {bws[0] / 1e9:.1f} GB/s before "
-          f"the workloads, {bws[1] / 1e9:.1f} GB/s after; the memory-bound target uses {bw / 1e9:.1f} GB/s", ""]
-    L += ["## Workloads", "",
-          "| workload | xlair ms | xlair ms (numpy in/out) | numpy ms | XLA:CPU ms | xlair rate | XLA rate "
-          "| xlair/XLA | xlair/numpy | best rounds: xlair / XLA ms (ratio) | compile cold s | compile cached ms |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    L.append("")
+    titles = {"ops": "## Workloads", "models": bench_models.TITLE}
+    for name in SECTIONS:
+        begin, end = _marks(name)
+        if name == "ops" and ops is not None:
+            body = ops_lines(ops)
+        elif name == "models" and models is not None:
+            body = bench_models.section_lines(models)
+        else:
+            body = previous_section(path, name) or [
+                titles[name], "", f"Not measured yet: run `bench/bench.py --section {name}`.", ""]
+        L += [begin] + body + [end, ""]
+    path.write_text("\n".join(L).rstrip("\n") + "\n")
+
+
+def ops_lines(ops: dict) -> list[str]:
+    rows, bws, c100, call = ops["rows"], ops["bws"], ops["c100"], ops["call"]
+    bw = max(bws)
+    L = ["## Workloads", "",
+         f"Measured {ops['date']}; section took {ops['elapsed']:.0f} s; {ops['rounds']} interleaved rounds "
+         "per workload.", "",
+         f"Copy bandwidth (numpy `np.copyto`, 128 MiB, read + write bytes): {bws[0] / 1e9:.1f} GB/s before "
+         f"the workloads, {bws[1] / 1e9:.1f} GB/s after; the memory-bound target uses {bw / 1e9:.1f} GB/s",
+         "",
+         "| workload | xlair ms | xlair ms (numpy in/out) | numpy ms | XLA:CPU ms | xlair rate | XLA rate "
+         "| xlair/XLA | xlair/numpy | best rounds: xlair / XLA ms (ratio) | compile cold s | compile cached ms |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ratios = []
 
     def best(r):
@@ -502,13 +567,13 @@ def write_results(path, facts, rows, bws, c100, call, elapsed, rounds):
     L += targets_summary(rows, ratios, gm, bw, c100, call)
     L += ["", "Under each target not met: the measured cause and what meeting it would take (the "
           "measurements: bench/NOTES.md, section \"Targets not met\")."]
-    L += ["", "## How it is measured", "", __doc__.split("\n\n", 1)[1].strip(), "",
+    L += ["", "## How the workloads are measured", "", __doc__.split("\n\n", 1)[1].strip(), "",
           "Rates: GFLOP/s from the nominal flop count (2mnk for matmul and conv); GB/s from the bytes a "
           "workload must read and write once (inputs + result; gather: the rows read and written).  "
           "numpy: `a @ b` (OpenBLAS), conv as im2col + one matmul, `np.sort`, fancy indexing, a Python loop "
           "of 1000 adds for the while workload.  XLA:CPU: `jax.jit(..., backend='cpu')` of the same "
           "function.  Every result (xlair and XLA:CPU) is checked against numpy before timing.", ""]
-    path.write_text("\n".join(L) + "\n")
+    return L
 
 
 #: The measured cause of a missed target and what meeting it would take, by workload (the

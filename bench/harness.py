@@ -2,6 +2,7 @@
 with numpy and (when installed: the `bench` extra) XLA:CPU through jax.jit."""
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 import platform
@@ -61,6 +62,41 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
 
 
+def cpu_summary() -> str:
+    """The CPU as /proc/cpuinfo names it, its SIMD flags (avx2, avx512f, amx) and the CPU LLVM
+    resolves `host` to (what xlair compiles for: `--iree-llvmcpu-target-cpu=host`)."""
+    name, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in open("/proc/cpuinfo"):
+            key = line.split(":", 1)[0].strip()
+            if key == "model name" and not flags:
+                name = line.split(":", 1)[1].strip()
+            elif key == "flags":
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    simd = [f for f in ("avx2", "avx512f") if f in flags]
+    amx = sorted(f for f in flags if f.startswith("amx"))
+    simd.append("amx (" + ", ".join(amx) + ")" if amx else "no amx")
+    try:
+        from xlair import cpus
+        llvm = cpus.host().cpu
+    except Exception as e:      # noqa: BLE001  (IREE missing or failing: say so, do not stop the run)
+        llvm = f"unknown ({type(e).__name__})"
+    return f"{name}, {os.cpu_count()} CPUs; SIMD: {', '.join(simd)}; LLVM host CPU: {llvm}"
+
+
+def fmt_ms(t: float) -> str:
+    """Seconds as milliseconds with 3 significant-ish digits."""
+    return f"{t * 1e3:.3f}" if t < 0.01 else f"{t * 1e3:.2f}" if t < 1 else f"{t * 1e3:.0f}"
+
+
+def geomean(xs) -> float:
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
 def write_table(name: str, title: str, header: list[str], rows: list[list], notes: str = "") -> pathlib.Path:
     """Write bench/results/<name>.md and return its path."""
     RESULTS.mkdir(exist_ok=True)
@@ -92,13 +128,16 @@ def device_call(exe, args):
     return run
 
 
-def interleaved(fns: dict, rounds: int = 15, batch_time: float = 0.02) -> dict:
+def interleaved(fns: dict, rounds: int = 15, batch_time: float = 0.02, max_time: float | None = None,
+                min_rounds: int = 3) -> dict:
     """Per-call time of each contestant: median over `rounds` rounds, each round timing every
     contestant in turn (one batch of calls lasting about `batch_time`), so that load from
     other work on the machine falls on all contestants alike; the order rotates from round to
     round and a short pause separates contestants (XLA:CPU's worker threads spin for a while
     after each call and would otherwise slow down whoever comes next on 2 cores).  A warm-up call and a
-    calibration batch come first.  Returns {name: {"median", "min", "times"}} in seconds."""
+    calibration batch come first.  With `max_time` (seconds), no new round starts once that
+    much time has passed since the first round began, but at least `min_rounds` are run.
+    Returns {name: {"median", "min", "times"}} in seconds."""
     batch = {}
     for k, fn in fns.items():
         fn()                                    # warm-up (first-call costs)
@@ -108,7 +147,10 @@ def interleaved(fns: dict, rounds: int = 15, batch_time: float = 0.02) -> dict:
         batch[k] = max(1, min(10_000, int(batch_time / one)))
     times = {k: [] for k in fns}
     names = list(fns)
+    start = time.perf_counter()
     for r in range(rounds):
+        if max_time is not None and r >= min_rounds and time.perf_counter() - start > max_time:
+            break
         for k in names[r % len(names):] + names[:r % len(names)]:     # each goes first in turn
             fn, n = fns[k], batch[k]
             time.sleep(0.005)       # let the previous contestant's spinning worker threads park
