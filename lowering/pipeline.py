@@ -130,57 +130,52 @@ def _symbol_refs(attr, name: str, out: list, op) -> None:
         for a in attr:
             _symbol_refs(a, name, out, op)
     elif isinstance(attr, ir.DictAttr):
-        d = attr
-        for i in range(len(d)):
-            _symbol_refs(d[i].attr, name, out, op)
+        for i in range(len(attr)):
+            _symbol_refs(attr[i].attr, name, out, op)
 
 
 def inline_single_calls(module: ir.Module) -> None:
     """A private function whose one reference is one xla.call is moved into its caller (XLA's
     CallInliner inlines every call).  The simplifications then see across the call: JAX wraps
     library functions (its Cholesky, its LU pivot loop) in private functions, and a transpose
-    inside one of a product computed outside it only folds once both are in one body."""
-    while True:
-        refs: list = []
+    inside one of a product computed outside it only folds once both are in one body.  One walk
+    finds them all: inlining moves a body's ops (and the references they hold), so no other
+    function's reference count changes."""
+    refs: list = []
 
-        def visit(op):
-            for i in range(len(op.attributes)):
-                na = op.attributes[i]
-                if na.name != "sym_name":
-                    _symbol_refs(na.attr, na.name, refs, op)
-            return ir.WalkResult.ADVANCE
-        module.operation.walk(visit)
-        by_name: dict = {}
-        for name, op, attr in refs:
-            by_name.setdefault(name, []).append((op, attr))
-        funcs = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in _funcs(module)}
-        done = False
-        for name, uses in by_name.items():
-            f = funcs.get(name)
-            if f is None or len(uses) != 1 or uses[0][1] != "computation" or uses[0][0].name != "xla.call":
-                continue
-            if "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value != "private":
-                continue
-            if len(f.regions[0].blocks) != 1:
-                continue
-            call = uses[0][0]
-            block = f.regions[0].blocks[0]
-            ops = [o.operation for o in block.operations]
-            ret = ops[-1]
-            if ret.name != "func.return" or len(ret.operands) != len(call.results):
-                continue
-            for o in ops[:-1]:
-                o.move_before(call)
-            for a, v in zip(block.arguments, call.operands):
-                a.replace_all_uses_with(v)
-            for r, v in zip(call.results, ret.operands):
-                r.replace_all_uses_with(v)
-            call.erase()
-            f.erase()
-            done = True
-            break
-        if not done:
-            return
+    def visit(op):
+        for i in range(len(op.attributes)):
+            na = op.attributes[i]
+            if na.name != "sym_name":
+                _symbol_refs(na.attr, na.name, refs, op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    by_name: dict = {}
+    for name, op, attr in refs:
+        by_name.setdefault(name, []).append((op, attr))
+    funcs = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in _funcs(module)}
+    for name, uses in by_name.items():
+        f = funcs.get(name)
+        if f is None or len(uses) != 1 or uses[0][1] != "computation" or uses[0][0].name != "xla.call":
+            continue
+        if "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value != "private":
+            continue
+        if len(f.regions[0].blocks) != 1:
+            continue
+        call = uses[0][0]
+        block = f.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        ret = ops[-1]
+        if ret.name != "func.return" or len(ret.operands) != len(call.results):
+            continue
+        for o in ops[:-1]:
+            o.move_before(call)
+        for a, v in zip(block.arguments, call.operands):
+            a.replace_all_uses_with(v)
+        for r, v in zip(call.results, ret.operands):
+            r.replace_all_uses_with(v)
+        call.erase()
+        f.erase()
 
 
 @register_pass("xla-simplify")

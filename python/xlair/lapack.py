@@ -43,11 +43,13 @@ class Routine:
 TARGETS: dict[str, tuple] = {}
 
 
+_PREFIX_OF = {np.dtype(v): k for k, v in _PREFIX.items()}
+
+
 def _lapack(name: str, dtype):
     from scipy.linalg import blas, lapack
-    prefix = {np.dtype(v): k for k, v in _PREFIX.items()}[np.dtype(dtype)]
     lib = blas if name == "trsm" else lapack
-    return getattr(lib, prefix + name)
+    return getattr(lib, _PREFIX_OF[np.dtype(dtype)] + name)
 
 
 def _char(cfg: dict, key: str, default: str) -> str:
