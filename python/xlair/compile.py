@@ -9,6 +9,7 @@ import pathlib
 from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
+from xlair.lowering.cost import heaviest_work
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
 from . import cpus
@@ -22,9 +23,11 @@ from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported
 # lowering
 # ----------------------------------------------------------------------------------------
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
-                   needs: cpus.Needs | None = None) -> str:
+                   needs: cpus.Needs | None = None, work: int | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
-    `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus)."""
+    `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
+    `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
+    driver by it)."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -32,6 +35,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["host"] = host
     if needs is not None:
         d["cpu"] = needs.to_json()
+    if work is not None:
+        d["work"] = work
     return json.dumps(d)
 
 
@@ -43,6 +48,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     F64 on the CPU only).  `needs` goes into the signature (see signature_json)."""
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
+        work = heaviest_work(module)
     pipeline.run(module, "xla-to-iree-input" + (f"{{target={target(target_name).name}}}" if target_name else ""))
     with lock, context():
         host = host_calls_of(module)
@@ -50,7 +56,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
             del module.operation.attributes[HOST_CALLS_ATTR]
         main = _main(module)
         main.attributes["iree.reflection"] = ir.DictAttr.get(
-            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs))})
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work))})
         return module
 
 

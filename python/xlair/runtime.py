@@ -46,16 +46,25 @@ def _make_config(driver: str):
     return rt.Config(driver)
 
 
-#: Programs whose arguments and results hold at most this many bytes in all run on IREE's
-#: local-sync driver (dispatches inline on the calling thread) instead of local-task (a
-#: worker thread per dispatch, woken and waited for): ~15-20 us less per call, at the price
-#: of one core for what such a program computes (bench/NOTES.md).  0 turns this off.
-INLINE_BYTES = int(os.environ.get("XLAIR_CPU_INLINE_BYTES", 16384))
+#: Programs whose heaviest op does less work than this (lowering/cost.py: multiply-adds, an
+#: element of an element-wise op counting 16) run on IREE's local-sync driver, which runs
+#: dispatches inline on the calling thread, instead of local-task, which hands each dispatch
+#: to a worker thread and waits for it: 30-80 us less per call and 5-20x faster loops, at the
+#: price of one core for programs whose every op is small (bench/NOTES.md sections 4 and 10).
+#: 0 turns it off.
+INLINE_WORK = int(os.environ.get("XLAIR_CPU_INLINE_WORK", 1 << 26))
+#: Artifacts made before the signature carried "work": at most this many bytes of arguments
+#: and results run inline.
+INLINE_BYTES = 16384
 
 
 def _runs_inline(sig: dict, params, result) -> bool:
-    if sig.get("host") or int(sig.get("replicas", 1)) != 1:
-        return False            # side effects and replicas keep the task system
+    if int(sig.get("replicas", 1)) != 1:
+        return False            # replicas keep the task system
+    if "work" in sig:
+        return int(sig["work"]) < INLINE_WORK
+    if sig.get("host"):
+        return False
     total = sum(_layout(s)[2] for p in list(params) + [result] for s in p.leaves())
     return total <= INLINE_BYTES
 
@@ -93,8 +102,10 @@ class Executable:
             self.replicas = int(sig.get("replicas", 1))
             if self.target.backend == "llvm-cpu":  # before IREE loads code this CPU cannot run
                 cpus.check_runnable(self._vmfb, sig.get("cpu"), f"the artifact {self.name!r}")
-            if self.target.driver == "local-task" and _runs_inline(sig, self.parameter_shapes, self.result_shape):
-                cfg = _config("local-sync")
+            self.driver = self.target.driver
+            if self.driver == "local-task" and _runs_inline(sig, self.parameter_shapes, self.result_shape):
+                self.driver = "local-sync"
+                cfg = _config(self.driver)
                 self._vm_module = rt.VmModule.copy_buffer(cfg.vm_instance, self._vmfb)
             self._setup_host(sig, cfg)
         except XlaError:

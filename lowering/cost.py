@@ -1,0 +1,66 @@
+"""How much work the heaviest op of a program does, estimated on its `xla` ops.
+
+The runtime chooses IREE's CPU driver by it (python/xlair/runtime.py): a program whose every
+op is small runs its dispatches inline on the calling thread (local-sync), where handing each
+dispatch to a worker thread (local-task) would cost more than the worker saves.  Measured
+(bench/NOTES.md section 10): the task system pays off from about a 320x320x320 matmul
+(2^26 multiply-adds x 2) or a 2^22-element element-wise op up.
+
+The unit is a multiply-add of a contraction: a DotGeneral costs its result's elements times
+the contracted size, a convolution its result's elements times the kernel's window and input
+features; any other op costs ELEMENT_COST per element of its largest operand or result (an
+element-wise op does several instructions per element and moves its bytes, where a
+vectorised contraction does a multiply-add in a fraction of one).  Ops in loop bodies count
+once: the driver's cost is per dispatch, not per program.
+"""
+from __future__ import annotations
+
+import math
+
+from xlair.dialect.core import lookup
+from xlair.dialect.ir import ir
+from xlair.dialect.types import Shape
+
+#: multiply-adds of a contraction that one element of an element-wise op is worth
+ELEMENT_COST = 16
+
+
+def _elements(t: ir.Type) -> int:
+    try:
+        return sum(s.size for s in Shape.from_mlir(t).leaves())
+    except Exception:  # noqa: BLE001  (tokens, opaque types: no elements)
+        return 0
+
+
+def op_work(op: ir.Operation) -> int:
+    """The estimated work of one `xla` op (see the module's docstring)."""
+    name = op.name
+    if name in ("xla.dot", "xla.dot_general", "xla.conv", "xla.conv_with_general_padding",
+                "xla.conv_general_dilated"):
+        from xlair.lowering.registry import Lower
+        lw = Lower(op, None, lookup(name))
+        out = lw.result_shape.size
+        lhs, rhs = lw.shape("lhs"), lw.shape("rhs")
+        if name == "xla.dot":
+            return out * lhs.dims[-1]
+        if name == "xla.dot_general":
+            return out * math.prod(lhs.dims[d] for d in lw.attr("dimension_numbers").lhs_contracting_dimensions)
+        from xlair.dialect.ops.contraction import default_conv_numbers
+        dn = (lw.attr("dimension_numbers") if name == "xla.conv_general_dilated"
+              else default_conv_numbers(lhs.rank))
+        return out * rhs.size // max(1, rhs.dims[dn.kernel_output_feature_dimension])
+    sizes = [_elements(v.type) for v in list(op.operands) + list(op.results)]
+    return ELEMENT_COST * max(sizes, default=0)
+
+
+def heaviest_work(module: ir.Module) -> int:
+    """The largest `op_work` over the module's `xla` ops, loop bodies included."""
+    best = 0
+
+    def visit(op):
+        nonlocal best
+        if op.operation.name.startswith("xla."):
+            best = max(best, op_work(op.operation))
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return best

@@ -1,0 +1,76 @@
+"""The CPU driver an executable runs on: IREE's local-sync (dispatches inline on the calling
+thread) when its heaviest op is small, local-task (worker threads) when one op is heavy, by
+the work estimate of lowering/cost.py, whatever the size of its arguments and results."""
+import json
+
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair import F32, Shape
+from xlair import ops as O
+from xlair.dialect.ir import context, ir, lock
+from xlair.lowering.cost import ELEMENT_COST, heaviest_work
+from xlair.runtime import INLINE_WORK
+
+
+def _work(comp) -> int:
+    with lock, context():
+        return heaviest_work(ir.Module.parse(comp.to_text()))
+
+
+def _comp(fn, *shapes):
+    b = xla.Builder("f")
+    ps = [b.parameter(i, s, f"p{i}") for i, s in enumerate(shapes)]
+    fn(b, *ps)
+    return b.build()
+
+
+def test_work_of_a_matmul_is_its_multiply_adds():
+    comp = _comp(lambda b, x, y: O.dot(x, y), Shape(F32, (64, 48)), Shape(F32, (48, 32)))
+    assert _work(comp) == 64 * 32 * 48
+
+
+def test_work_of_a_dot_general_counts_batch_and_contracting_dimensions():
+    dn = xla.DotDimensionNumbers(lhs_contracting_dimensions=(2,), rhs_contracting_dimensions=(1,),
+                                 lhs_batch_dimensions=(0,), rhs_batch_dimensions=(0,))
+    comp = _comp(lambda b, x, y: O.dot_general(x, y, dn), Shape(F32, (3, 5, 7)), Shape(F32, (3, 7, 11)))
+    assert _work(comp) == 3 * 5 * 11 * 7
+
+
+def test_work_of_a_convolution_is_outputs_times_window_and_input_features():
+    # [N=2, C=4, 10x10] (*) [O=6, I=2 (2 feature groups), 3x3], valid: output 2x6x8x8
+    comp = _comp(lambda b, x, k: O.conv(x, k, (1, 1), "VALID", feature_group_count=2),
+                 Shape(F32, (2, 4, 10, 10)), Shape(F32, (6, 2, 3, 3)))
+    assert _work(comp) == (2 * 6 * 8 * 8) * (2 * 3 * 3)
+
+
+def test_work_of_an_elementwise_op_is_its_elements_weighted():
+    comp = _comp(lambda b, x: O.exp(O.add(x, x)), Shape(F32, (1000,)))
+    assert _work(comp) == ELEMENT_COST * 1000
+
+
+def _driver(comp) -> str:
+    exe = xla.compile(comp, target="cpu")
+    sig = json.loads(exe._vm_module.lookup_function("main").reflection["xlair.signature"])
+    assert sig["work"] == _work(comp)
+    return exe.driver
+
+
+def test_large_arguments_with_little_work_run_inline():
+    """A 4 MB argument of an add: 1M elements of work, below the threshold."""
+    comp = _comp(lambda b, x: O.add(x, x), Shape(F32, (1024, 1024)))
+    assert _work(comp) < INLINE_WORK
+    assert _driver(comp) == "local-sync"
+    x = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+    np.testing.assert_array_equal(xla.compile(comp, target="cpu")(x), x + x)
+
+
+@pytest.mark.parametrize("n", [512])
+def test_a_heavy_matmul_runs_on_the_task_system(n):
+    comp = _comp(lambda b, x, y: O.dot(x, y), Shape(F32, (n, n)), Shape(F32, (n, n)))
+    assert _work(comp) >= INLINE_WORK
+    assert _driver(comp) == "local-task"
+    rng = np.random.default_rng(0)
+    a, c = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+    np.testing.assert_allclose(xla.compile(comp, target="cpu")(a, c), a @ c, rtol=1e-3, atol=1e-3)
