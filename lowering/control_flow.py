@@ -2,11 +2,13 @@
 
 While and Conditional move their computations' ops into scf.while / scf.if / scf.index_switch
 regions; the loop state and branch results travel as builtin-typed leaves (tuples flattened),
-so the state stays in SSA values across iterations."""
+so the state stays in SSA values across iterations.  A While that counts (JAX's fori_loop and
+scan: `mark_counted_loops` finds them before the patterns run) becomes an scf.for over a trip
+count computed once, with nothing read back from the device per trip."""
 from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
-from xlair.dialect.ir import arith, func, ir, scf
+from xlair.dialect.ir import arith, func, ir, scf, tensor
 from xlair.dialect.types import Shape
 
 from .registry import (affine_map, barrier, builtin_leaves, empty, extract_scalar, from_builtin_leaves,
@@ -69,6 +71,9 @@ def lower_while(lw):
     init = lw.args["init"]
     inits = builtin_leaves(init, state_shape)
     types = [v.type for v in inits]
+    if _COUNTED in lw.op.attributes:
+        k, is_leaf, b = ir.DenseI64ArrayAttr(lw.op.attributes[_COUNTED])
+        return _lower_counted(lw, (k, ("leaf", b) if is_leaf else b), inits)
     entry_test = lw.op.operation.clone()          # a second copy of the condition computation
     anchor = _Anchor()
     (pred,) = splice_region(entry_test.regions[0], [init], anchor.op)
@@ -93,6 +98,163 @@ def lower_while(lw):
         scf.YieldOp(list(w.results))
     entry_test.erase()
     return from_builtin_leaves([_keep_result(v) for v in branch.results], state_shape)
+
+
+# ----------------------------------------------------------------------------------------
+# counted loops: JAX's fori_loop and scan
+# ----------------------------------------------------------------------------------------
+def _defining(v: ir.Value):
+    owner = v.owner
+    return owner.operation if isinstance(owner, ir.OpView) else owner if isinstance(owner, ir.Operation) else None
+
+
+def _gte_index(v: ir.Value, arg: ir.Value) -> int | None:
+    """k when `v` is get_tuple_element(arg, k)."""
+    op = _defining(v)
+    if op is None or op.name != "xla.get_tuple_element" or op.operands[0] != arg:
+        return None
+    return ir.IntegerAttr(op.attributes["index"]).value
+
+
+def _splat_int(v: ir.Value) -> int | None:
+    op = _defining(v)
+    if op is None or op.name != "xla.constant":
+        return None
+    a = op.attributes["value"]
+    if not isinstance(a, ir.DenseIntElementsAttr):
+        return None
+    return int(a[0]) if a.is_splat else None
+
+
+def counted_loop(op: ir.Operation, state: Shape):
+    """`(k, bound)` when a While counts: its state is a tuple whose element k, an integer
+    scalar, the condition compares `state[k] < bound` (or `bound > state[k]`) and the body
+    returns as `state[k] + 1`, with `bound` a constant (an int) or an element j of the state
+    the body returns unchanged (`("leaf", j)`).  Such a loop runs max(0, bound - state[k])
+    times: JAX's fori_loop and scan.  None otherwise."""
+    if not state.is_tuple:
+        return None
+    cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    c_arg, b_arg = cond.arguments[0], body.arguments[0]
+    cmp = _defining(list(cond.operations)[-1].operands[0])
+    if cmp is None or cmp.name not in ("xla.lt", "xla.gt"):
+        return None
+    counter, bound = cmp.operands if cmp.name == "xla.lt" else reversed(list(cmp.operands))
+    k = _gte_index(counter, c_arg)
+    if k is None:
+        return None
+    et = state.tuple_shapes[k]
+    if et.is_tuple or et.rank != 0 or not et.element_type.is_integer or et.element_type.bits > 64 or \
+            (et.element_type.is_unsigned and et.element_type.bits == 64):
+        return None
+    ret = _defining(list(body.operations)[-1].operands[0])
+    if ret is None or ret.name != "xla.tuple":
+        return None
+    step = _defining(ret.operands[k])
+    if step is None or step.name != "xla.add" or not any(
+            _gte_index(a, b_arg) == k and _splat_int(c) == 1 for a, c in (step.operands, reversed(list(step.operands)))):
+        return None
+    c = _splat_int(bound)
+    if c is not None:
+        return k, c
+    j = _gte_index(bound, c_arg)
+    if j is not None and j != k and _gte_index(ret.operands[j], b_arg) == j:
+        return k, ("leaf", j)
+    return None
+
+
+_COUNTED = "xlair.counted"
+
+
+def mark_counted_loops(module: ir.Module) -> None:
+    """Before the patterns run (they lower a While's body ops before the While itself): every
+    counted While (`counted_loop`) gets `xlair.counted = [k, 0, bound]` or `[k, 1, j]`."""
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name == "xla.while":
+            c = counted_loop(op, Shape.from_mlir(op.results[0].type))
+            if c is not None:
+                k, bound = c
+                op.attributes[_COUNTED] = ir.DenseI64ArrayAttr.get(
+                    [k, 1, bound[1]] if isinstance(bound, tuple) else [k, 0, bound])
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+
+
+def _leaf_index(state: Shape, k: int) -> int:
+    """The position among the state's leaves of its (scalar) tuple element k."""
+    return sum(len(s.leaves()) for s in state.tuple_shapes[:k])
+
+
+def _lower_counted(lw, counted, inits):
+    """A counted While as `scf.for` over max(0, bound - counter) trips on the host: no
+    condition is evaluated and nothing is read back per iteration.  Inside the body the
+    counter is the host value `counter0 + iv` (so a DynamicSlice at the counter slices at a
+    host index), and after the loop it is `counter0 + trips`.
+
+    The loop sits in an `scf.if` on `trips > 0`, and the first iteration is peeled off before
+    the scf.for, which runs the others.  IREE 3.13's VM miscompiles a branch that passes one
+    buffer to two block arguments (iree-org/iree#24753: the register allocator moves one
+    copy, and the other argument arrives null: "indirect buffer reference slot 0 is out
+    range of the declared binding capacity of the command buffer 0" at the first
+    copy_buffer).  Entering a loop whose carried arrays IREE packed into one allocation does
+    that (the flax GRU and LSTM gradients: ten stacked residuals started from one zero
+    constant); the values the peeled body yields come from separate buffers, as on the
+    back-edge.  Peeling also keeps the exit value of the loop from ever being an entry value
+    that others read (see lower_while).  The peeled trip's results enter the loop through
+    util.optimization_barrier: fed straight in, IREE's stream partitioning failed on flax's
+    Dropout (threefry's five rounds) with "circular dependency: input operation uses
+    partition output"."""
+    state_shape = lw.result_shape
+    k, bound = counted
+    ck = _leaf_index(state_shape, k)
+    et = state_shape.tuple_shapes[k].element_type
+    i64, idx = ir.IntegerType.get_signless(64), ir.IndexType.get()
+    ctype = ir.IntegerType.get_signless(et.bits)
+
+    def wide(v):                        # an integer of the counter's type, widened to i64
+        if et.bits == 64:
+            return v
+        return arith.extui(i64, v) if et.is_unsigned else arith.extsi(i64, v)
+
+    start = wide(extract_scalar(inits[ck]))
+    if isinstance(bound, int):          # an unsigned splat may read as a negative number
+        stop = arith.constant(i64, bound + (1 << et.bits) if et.is_unsigned and bound < 0 else bound)
+    else:
+        stop = wide(extract_scalar(inits[_leaf_index(state_shape, bound[1])]))
+    more = arith.cmpi(arith.CmpIPredicate.sgt, stop, start)
+    trips = arith.select(more, arith.subi(stop, start), arith.constant(i64, 0))
+    carried = [v for i, v in enumerate(inits) if i != ck]
+
+    def counter_at(i64_value):
+        scalar = i64_value if et.bits == 64 else arith.trunci(ctype, i64_value)
+        return tensor.from_elements(inits[ck].type, [scalar])
+
+    def trip(region, leaves, counter):
+        """One iteration: the body's ops spliced here; its result leaves but the counter."""
+        state = from_builtin_leaves(leaves[:ck] + [counter_at(counter)] + leaves[ck:], state_shape)
+        anchor = _Anchor()
+        (new_state,) = splice_region(region, [state], anchor.op)
+        with ir.InsertionPoint(anchor.op):
+            out = builtin_leaves(new_state, state_shape)
+        anchor.done()
+        return out[:ck] + out[ck + 1:]
+
+    branch = scf.IfOp(more, [v.type for v in carried], has_else=True)
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(carried)
+    with ir.InsertionPoint(branch.then_block):
+        peeled = lw.op.operation.clone()                 # a second copy of the body
+        first = [barrier(v) for v in trip(peeled.regions[1], carried, start)]
+        peeled.erase()
+        loop = scf.ForOp(index(1), arith.index_cast(idx, trips), index(1), first)
+        with ir.InsertionPoint(loop.body):
+            iv = arith.index_cast(i64, loop.induction_variable)
+            scf.YieldOp(trip(lw.args["body"], list(loop.inner_iter_args), arith.addi(start, iv)))
+        scf.YieldOp(list(loop.results))
+    res = [_keep_result(v) for v in branch.results]
+    final = counter_at(arith.addi(start, trips))
+    return from_builtin_leaves(res[:ck] + [final] + res[ck:], state_shape)
 
 
 _KEEP = "xlair.loop_result"

@@ -30,7 +30,7 @@ from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_forking_products
-from .control_flow import unwrap_read_loop_results
+from .control_flow import mark_counted_loops, unwrap_read_loop_results
 from .dynamic import dynamic_sizes as run_dynamic
 from .loops import elementwise_loops as run_loops
 from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, tuple_leaves, tuple_rebuild
@@ -296,6 +296,7 @@ def elementwise_loops(module: ir.Module) -> None:
 def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
     elementwise_loops(module)
+    mark_counted_loops(module)
     if registry.options().target == "cpu":
         mark_forking_products(module)
     _legalize_signatures(module)

@@ -205,3 +205,43 @@ def test_maximum_iteration_count_exceeded_in_fixed_point_pipeline_unread_while(t
     for g, w in zip(got, want):
         assert np.asarray(g).shape == np.asarray(w).shape
         np.testing.assert_array_equal(g, w)
+
+
+def test_indirect_buffer_reference_slot_out_of_range_counted_loop_entry(target):
+    """The forward loop of a flax GRUCell's gradient under lax.scan: a counted While (the
+    scan's counter) whose state carries ten stacked residuals, all started from one zero
+    constant.  Lowered as an scf.for straight from those initial values, it compiled, but
+    IREE 3.13's VM passed the one buffer IREE had packed them into to two block arguments of
+    the loop's entry branch, moved one copy and left the other argument null
+    (iree-org/iree#24753): "indirect buffer reference slot 0 is out range of the declared
+    binding capacity of the command buffer 0" at the first copy_buffer.  The first trip of a
+    counted loop is now peeled off before the scf.for."""
+    import sys
+    import jax
+    import jax.numpy as jnp
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "models"))
+    from model_programs import _rnn
+    run, (params, carry, xs) = _rnn("GRUCell")
+    xs = xs[:6]
+    f = jax.grad(lambda p, c, x: jnp.sum(run(p, c, x)[1] ** 2))
+    got = jax.tree_util.tree_leaves(xla.jit(f, target=target)(params, carry, xs))
+    want = jax.tree_util.tree_leaves(jax.jit(f)(params, carry, xs))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)
+
+
+def test_circular_dependency_input_operation_uses_partition_output_peeled_trip(target):
+    """flax's Dropout in training mode: threefry's five rounds are a counted While of small
+    u32 arrays.  With its first trip peeled off (above) and fed straight into the scf.for,
+    IREE 3.13's stream partitioning failed: "circular dependency: input operation uses
+    partition output".  The peeled trip's results now enter the loop through
+    util.optimization_barrier."""
+    import sys
+    import jax
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "models"))
+    from model_programs import PROGRAMS
+    f, args = PROGRAMS["dropout_train"].make()
+    got = jax.tree_util.tree_leaves(xla.jit(f, target=target)(*args))
+    want = jax.tree_util.tree_leaves(jax.jit(f)(*args))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)

@@ -17,9 +17,10 @@ def _loop(state: Shape, cond, body, init, params=(), name="loop"):
 
 
 def _per_element(comp) -> bool:
-    """Whether the CPU lowering runs the loop per element (no scf.while over tensors)."""
-    text = str(lower(comp, 1, "cpu"))
-    return "scf.while" in text and "-> (tensor<" not in text.split("scf.while", 1)[1].split("\n", 1)[0]
+    """Whether the CPU lowering runs the loop per element (an scf.while over scalars, none
+    over tensors)."""
+    loops = [ln for ln in str(lower(comp, 1, "cpu")).splitlines() if "scf.while" in ln]
+    return bool(loops) and not any("tensor<" in ln.split("->", 1)[-1] for ln in loops)
 
 
 def _check(comp, *args):
@@ -105,4 +106,98 @@ def test_not_elementwise_loops_keep_the_host_loop():
 def test_other_targets_keep_the_host_loop():
     comp = _counter_loop(3, (4,))
     text = str(lower(comp, 1, "vulkan"))
-    assert "tensor<i32>, tensor<4xf32>" in text.split("scf.while", 1)[1].split("\n", 1)[0]
+    assert "tensor<4xf32>" in text.split("scf.for", 1)[1].split("\n", 1)[0]
+
+
+# ----------------------------------------------------------------------------------------
+# counted loops (lowering/control_flow.py): JAX's fori_loop and scan, on every target
+# ----------------------------------------------------------------------------------------
+def _counted(lo_hi, *, unsigned=False, bound_in_state=False, body_reads_counter=True):
+    """x <- x @ w + row i of t, for i from lo while i < hi: not element-wise (a product and
+    a DynamicSlice at the counter), so it is a counted host loop, not a per-element one."""
+    it = xla.U32 if unsigned else S32
+    npt = np.uint32 if unsigned else np.int32
+    st = Shape.tuple([Shape(it, ()), Shape(F32, (4,)), Shape(F32, (4, 4)), Shape(F32, (50, 4))]
+                     + ([Shape(it, ())] if bound_in_state else []))
+    lo, hi = lo_hi
+
+    def cond(b, s):
+        bound = O.get_tuple_element(s, 4) if bound_in_state else O.constant(b, npt(hi))
+        return O.lt(O.get_tuple_element(s, 0), bound)
+
+    def body(b, s):
+        i, x, w, t = (O.get_tuple_element(s, k) for k in range(4))
+        row = O.reshape(O.dynamic_slice(t, [i, O.constant(b, npt(0))], [1, 4]), [4]) if body_reads_counter \
+            else O.constant(b, np.ones(4, np.float32))
+        x2 = O.add(O.dot(x, w), row)
+        rest = [O.get_tuple_element(s, 4)] if bound_in_state else []
+        return O.tuple(b, [O.add(i, O.constant(b, npt(1))), x2, w, t] + rest)
+
+    def init(b, x, w, t, *bound):
+        return O.tuple(b, [O.constant(b, npt(lo)), x, w, t] + ([bound[0]] if bound_in_state else []))
+    params = [Shape(F32, (4,)), Shape(F32, (4, 4)), Shape(F32, (50, 4))] + ([Shape(it, ())] if bound_in_state else [])
+    return _loop(st, cond, body, init, params=params)
+
+
+def _counted_args(bound=None, unsigned=False):
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(4).astype(np.float32), (rng.standard_normal((4, 4)) * 0.3).astype(np.float32),
+            rng.standard_normal((50, 4)).astype(np.float32)]
+    return args + ([(np.uint32 if unsigned else np.int32)(bound)] if bound is not None else [])
+
+
+def _assert_counted(comp, target="cpu", no_loop=False):
+    """The loop is an scf.for over host trip counts: no scf.while, which would read its
+    condition back every trip.  A constant trip count of 0 or 1 leaves no loop at all (the
+    first trip is peeled off: lowering/control_flow.py `_lower_counted`)."""
+    text = str(lower(comp, 1, target))
+    assert "scf.while" not in text
+    assert ("scf.for" in text) != no_loop
+
+
+def _close(comp, *args):
+    want = xla.interpret(comp, *args)
+    got = xla.compile(comp, target="cpu", cache=False)(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 20), (7, 8), (5, 5), (9, 2), (-3, 4)])
+def test_counted_loop_with_a_constant_bound(lo, hi):
+    comp = _counted((lo, hi))
+    _assert_counted(comp, no_loop=hi - lo <= 1)
+    _close(comp, *_counted_args())
+
+
+@pytest.mark.parametrize("bound", [0, 1, 33, -5])
+def test_counted_loop_with_a_loop_invariant_bound(bound):
+    """JAX's fori_loop with traced bounds: the bound travels in the state unchanged."""
+    comp = _counted((2, None), bound_in_state=True)
+    _assert_counted(comp)
+    _close(comp, *_counted_args(bound))
+
+
+@pytest.mark.parametrize("bound", [0, 4, 40])
+def test_counted_loop_unsigned_counter(bound):
+    comp = _counted((1, None), unsigned=True, bound_in_state=True)
+    _assert_counted(comp)
+    _close(comp, *_counted_args(bound, unsigned=True))
+
+
+def test_counted_loop_on_vulkan_lowers_the_same_way():
+    _assert_counted(_counted((0, 20)), "vulkan")
+
+
+def test_a_loop_whose_bound_changes_is_not_counted():
+    st = Shape.tuple([Shape(S32, ()), Shape(S32, ()), Shape(F32, (4, 4))])
+    def cond(b, s):
+        return O.lt(O.get_tuple_element(s, 0), O.get_tuple_element(s, 1))
+    def body(b, s):
+        i, n, x = (O.get_tuple_element(s, k) for k in range(3))
+        one = O.constant(b, np.int32(1))
+        return O.tuple(b, [O.add(i, one), O.sub(n, one), O.dot(x, x)])
+    comp = _loop(st, cond, body, lambda b, x: O.tuple(b, [O.constant(b, np.int32(0)), O.constant(b, np.int32(7)), x]),
+                 params=(Shape(F32, (4, 4)),))
+    text = str(lower(comp, 1, "cpu"))
+    assert "tensor<i1>" in text.split("scf.while", 1)[1].split("scf.yield", 1)[0]
+    _close(comp, (np.eye(4) * 0.5).astype(np.float32))
