@@ -246,16 +246,23 @@ class Executable:
 
 def _unshare(host: list) -> None:
     """Copy results that share memory with an earlier result (one buffer returned twice), so
-    that no two returned arrays alias."""
+    that no two returned arrays alias.  The arrays' byte ranges, sorted: n log n (comparing
+    every pair was a third of a call with 111 results, an optax state's)."""
     if len(host) < 2:
         return
-    seen = []
-    for i, a in enumerate(host):
-        if a.nbytes == 0:
-            continue
-        if any(np.shares_memory(a, b) for b in seen):
-            host[i] = a = a.copy()
-        seen.append(a)
+    spans = sorted((_byte_bounds(a), i) for i, a in enumerate(host) if a.nbytes)
+    end = None
+    for (lo, hi), i in spans:
+        if end is not None and lo < end:
+            host[i] = host[i].copy()
+        else:
+            end = hi if end is None else max(end, hi)
+
+
+try:
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:   # numpy < 2
+    _byte_bounds = np.byte_bounds
 
 
 def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True) -> Executable:

@@ -254,3 +254,22 @@ def test_results_are_freed_without_the_cycle_collector():
         assert [r() for r in refs] == [None, None, None]
     finally:
         gc.enable()
+
+
+def test_results_returned_twice_do_not_alias():
+    """One value returned in several tuple positions (IREE returns one buffer for all of
+    them): every returned array owns its memory, so writing one leaves the others as they were."""
+    b = xla.Builder("dup")
+    x = b.parameter(0, Shape(F32, (4,)), "x")
+    y = O.add(x, x)
+    O.tuple(b, [y, x, y, O.neg(x), y])
+    exe = xla.compile(b.build(), target="cpu")
+    xs = np.arange(4, dtype=np.float32)
+    out = list(exe(xs))
+    for i, a in enumerate(out):
+        for c in out[i + 1:]:
+            assert not np.shares_memory(a, c)
+    out[0][:] = 7
+    np.testing.assert_array_equal(out[2], 2 * xs)
+    np.testing.assert_array_equal(out[4], 2 * xs)
+    np.testing.assert_array_equal(out[1], xs)
