@@ -85,7 +85,7 @@ class Jitted:
         jax = _jax()
         dynamic, static = self._split(args)
         leaves, tree = jax.tree_util.tree_flatten((dynamic, kwargs))
-        key = (tree, static, tuple((np.shape(x), _dtype(x)) for x in leaves))
+        key = (tree, static, tuple((_shape(x), _dtype(x)) for x in leaves))
         with self._lock:
             entry = self._cache.get(key)
             if entry is None:
@@ -113,9 +113,16 @@ class Jitted:
         return from_jax(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
 
 
+def _shape(x):
+    s = getattr(x, "shape", None)
+    return s if isinstance(s, tuple) else np.shape(x)
+
+
 def _dtype(x):
+    """A leaf's dtype as a cache key: the dtype itself (hashable; its str() was ~1.5 us a
+    leaf on every call), or the type of a Python scalar."""
     dt = getattr(x, "dtype", None)
-    return str(np.dtype(dt)) if dt is not None else type(x).__name__
+    return dt if dt is not None else type(x).__name__
 
 
 def jit(fn=None, *, target: str = "cpu", static_argnums=(), **compile_options):

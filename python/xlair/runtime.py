@@ -12,6 +12,7 @@ from xlair.dialect.checks import XlaError
 from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
 from .device import from_device as _from_device, iree_runtime as _rt, layout as _layout
+from .device import result_view as _result_view, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
 from .values import check_args, flatten, parse_shape, unflatten
 
@@ -117,6 +118,10 @@ class Executable:
         self._fn = self._vm_module.lookup_function("main")
         self._leaves_in = [s for p in self.parameter_shapes for s in p.leaves()]
         self._leaves_out = self.result_shape.leaves()
+        # per leaf, what the copy in and the view out need (computed once, not per call)
+        self._wire_in = [_wire(s) for s in self._leaves_in]
+        host_mapped = self.target.backend == "llvm-cpu"
+        self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
 
     def _setup_host(self, sig: dict, cfg) -> None:
         """Side effects and replicas (python/xlair/host.py): one VM context per replica, each
@@ -182,7 +187,8 @@ class Executable:
             raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
                            "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
-        run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS)
+        # the rendezvous of side effects, for programs that have them
+        run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
         return self._invoke(0, vals, run)
 
     # run_replicated (replicas in threads) and run_on_rank (MPI) are methods set by xlair.replicas,
@@ -198,15 +204,18 @@ class Executable:
             hctx.run, hctx.error = run, None
             try:
                 ins = rt.VmVariantList(len(flat))
-                for a, s in zip(flat, self._leaves_in):
-                    ins.push_ref(_to_device(self._device, a, s))
+                for a, s, io in zip(flat, self._leaves_in, self._wire_in):
+                    ins.push_ref(_to_device(self._device, a, s, io))
                 outs = rt.VmVariantList(len(self._leaves_out))
                 ctx.vm_context.invoke(self._fn, ins, outs)
                 if len(outs) != len(self._leaves_out):
                     raise XlaError(f"executable {self.name} returned {len(outs)} values; its signature "
                                    f"says {len(self._leaves_out)}")
-                results = [_from_device(self._device, outs.get_as_object(i, rt.HalBufferView), s, copy=False)
-                        for i, s in enumerate(self._leaves_out)]
+                results = []
+                for i, (s, lay) in enumerate(zip(self._leaves_out, self._view_out)):
+                    bv = outs.get_as_object(i, rt.HalBufferView)
+                    r = _result_view(bv, lay) if lay is not None else None
+                    results.append(r if r is not None else _from_device(self._device, bv, s, copy=False))
                 _unshare(results)
             except (RuntimeError, ValueError) as e:
                 err, hctx.error = hctx.error, None
@@ -246,17 +255,34 @@ class Executable:
 
 def _unshare(host: list) -> None:
     """Copy results that share memory with an earlier result (one buffer returned twice), so
-    that no two returned arrays alias.  The arrays' byte ranges, sorted: n log n (comparing
-    every pair was a third of a call with 111 results, an optax state's)."""
-    if len(host) < 2:
+    that no two returned arrays alias.  Only views of mapped buffers can (small results are
+    copied out: device.result_view).  Up to 8 views, every pair (np.shares_memory: 0.6 us a
+    pair); more, their byte ranges sorted (3 us an array for its address: n log n; every pair
+    was a third of a call with 111 results, an optax state's)."""
+    views = [i for i, a in enumerate(host) if a.nbytes and not a.flags.owndata]
+    if len(views) <= 8:
+        seen = []
+        for i in views:
+            a = host[i]
+            if any(np.shares_memory(a, b) for b in seen):
+                host[i] = a = a.copy()
+            seen.append(a)
         return
-    spans = sorted((_byte_bounds(a), i) for i, a in enumerate(host) if a.nbytes)
+    spans = sorted((_span(host[i]), i) for i in views)
     end = None
     for (lo, hi), i in spans:
         if end is not None and lo < end:
             host[i] = host[i].copy()
         else:
             end = hi if end is None else max(end, hi)
+
+
+def _span(a: np.ndarray) -> tuple:
+    """[first byte, last byte + 1) of an array (results are C-contiguous: the quick case)."""
+    if a.flags.c_contiguous:
+        lo = a.__array_interface__["data"][0]
+        return lo, lo + a.nbytes
+    return tuple(_byte_bounds(a))
 
 
 try:

@@ -273,3 +273,38 @@ def test_results_returned_twice_do_not_alias():
     np.testing.assert_array_equal(out[2], 2 * xs)
     np.testing.assert_array_equal(out[4], 2 * xs)
     np.testing.assert_array_equal(out[1], xs)
+
+
+def test_many_results_returned_twice_do_not_alias():
+    """The same with more results than the pairwise check takes (the sorted byte ranges)."""
+    b = xla.Builder("dup12")
+    x = b.parameter(0, Shape(F32, (3,)), "x")
+    y = O.add(x, x)
+    O.tuple(b, [y if k % 3 == 0 else O.mul(x, O.constant(b, np.full(3, k, np.float32))) for k in range(12)])
+    out = list(xla.compile(b.build(), target="cpu")(np.ones(3, np.float32)))
+    for i, a in enumerate(out):
+        for c in out[i + 1:]:
+            assert not np.shares_memory(a, c)
+    for k, a in enumerate(out):
+        np.testing.assert_array_equal(a, np.full(3, 2.0 if k % 3 == 0 else float(k), np.float32))
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_large_results_returned_twice_do_not_alias(n):
+    """Results above device.COPY_OUT_BYTES are views of their buffers: one returned in several
+    positions is copied apart (pairwise up to 8 views, by sorted byte ranges beyond)."""
+    from xlair.device import COPY_OUT_BYTES
+    m = COPY_OUT_BYTES // 4 + 16
+    b = xla.Builder("bigdup")
+    x = b.parameter(0, Shape(F32, (m,)), "x")
+    y = O.add(x, x)
+    O.tuple(b, [y if k % 2 == 0 else O.mul(x, O.constant(b, np.float32(k)), broadcast_dimensions=())
+                for k in range(n)])
+    out = list(xla.compile(b.build(), target="cpu")(np.ones(m, np.float32)))
+    assert not out[1].flags.owndata            # a view, not a copy
+    for i, a in enumerate(out):
+        for c in out[i + 1:]:
+            assert not np.shares_memory(a, c)
+    out[0][:] = -1
+    for k, a in enumerate(out[1:], 1):
+        np.testing.assert_array_equal(a, np.full(m, 2.0 if k % 2 == 0 else float(k), np.float32))
