@@ -72,8 +72,9 @@ def lower_while(lw):
     inits = builtin_leaves(init, state_shape)
     types = [v.type for v in inits]
     if _COUNTED in lw.op.attributes:
-        k, is_leaf, b = ir.DenseI64ArrayAttr(lw.op.attributes[_COUNTED])
-        return _lower_counted(lw, (k, ("leaf", b) if is_leaf else b), inits)
+        k, is_leaf, b, *pairs = ir.DenseI64ArrayAttr(lw.op.attributes[_COUNTED])
+        steps = dict(zip(pairs[0::2], pairs[1::2]))
+        return _lower_counted(lw, (k, ("leaf", b) if is_leaf else b, steps), inits)
     entry_test = lw.op.operation.clone()          # a second copy of the condition computation
     anchor = _Anchor()
     (pred,) = splice_region(entry_test.regions[0], [init], anchor.op)
@@ -126,12 +127,32 @@ def _splat_int(v: ir.Value) -> int | None:
     return int(a[0]) if a.is_splat else None
 
 
+def _int_scalar(s: Shape) -> bool:
+    """An integer scalar whose values an i64 holds (u64 does not fit)."""
+    et = s.element_type if not s.is_tuple else None
+    return et is not None and s.rank == 0 and et.is_integer and et.bits <= 64 and \
+        not (et.is_unsigned and et.bits == 64)
+
+
+def _step(v: ir.Value, b_arg: ir.Value, e: int) -> int | None:
+    """c when `v` is `state[e] + c` (c an integer constant), in either order."""
+    add = _defining(v)
+    if add is None or add.name != "xla.add":
+        return None
+    for a, c in (add.operands, reversed(list(add.operands))):
+        if _gte_index(a, b_arg) == e and _splat_int(c) is not None:
+            return _splat_int(c)
+    return None
+
+
 def counted_loop(op: ir.Operation, state: Shape):
-    """`(k, bound)` when a While counts: its state is a tuple whose element k, an integer
-    scalar, the condition compares `state[k] < bound` (or `bound > state[k]`) and the body
-    returns as `state[k] + 1`, with `bound` a constant (an int) or an element j of the state
-    the body returns unchanged (`("leaf", j)`).  Such a loop runs max(0, bound - state[k])
-    times: JAX's fori_loop and scan.  None otherwise."""
+    """`(k, bound, steps)` when a While counts: its state is a tuple whose element k, an
+    integer scalar, the condition compares `state[k] < bound` (or `bound > state[k]`) and
+    the body returns as `state[k] + 1`, with `bound` a constant (an int) or an element j of
+    the state the body returns unchanged (`("leaf", j)`).  Such a loop runs max(0, bound -
+    state[k]) times: JAX's fori_loop and scan.  `steps` maps the other integer scalars the
+    body advances by a constant (`state[e] + c`: fori_loop's own index beside scan's) to
+    their step: at trip t they hold `state[e] + t * c`.  None otherwise."""
     if not state.is_tuple:
         return None
     cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
@@ -141,25 +162,18 @@ def counted_loop(op: ir.Operation, state: Shape):
         return None
     counter, bound = cmp.operands if cmp.name == "xla.lt" else reversed(list(cmp.operands))
     k = _gte_index(counter, c_arg)
-    if k is None:
-        return None
-    et = state.tuple_shapes[k]
-    if et.is_tuple or et.rank != 0 or not et.element_type.is_integer or et.element_type.bits > 64 or \
-            (et.element_type.is_unsigned and et.element_type.bits == 64):
-        return None
     ret = _defining(list(body.operations)[-1].operands[0])
-    if ret is None or ret.name != "xla.tuple":
+    if k is None or not _int_scalar(state.tuple_shapes[k]) or ret is None or ret.name != "xla.tuple" \
+            or _step(ret.operands[k], b_arg, k) != 1:
         return None
-    step = _defining(ret.operands[k])
-    if step is None or step.name != "xla.add" or not any(
-            _gte_index(a, b_arg) == k and _splat_int(c) == 1 for a, c in (step.operands, reversed(list(step.operands)))):
-        return None
+    steps = {e: c for e, s in enumerate(state.tuple_shapes)
+             if e != k and _int_scalar(s) and (c := _step(ret.operands[e], b_arg, e)) is not None}
     c = _splat_int(bound)
     if c is not None:
-        return k, c
+        return k, c, steps
     j = _gte_index(bound, c_arg)
     if j is not None and j != k and _gte_index(ret.operands[j], b_arg) == j:
-        return k, ("leaf", j)
+        return k, ("leaf", j), steps
     return None
 
 
@@ -168,15 +182,21 @@ _COUNTED = "xlair.counted"
 
 def mark_counted_loops(module: ir.Module) -> None:
     """Before the patterns run (they lower a While's body ops before the While itself): every
-    counted While (`counted_loop`) gets `xlair.counted = [k, 0, bound]` or `[k, 1, j]`."""
+    counted While (`counted_loop`) gets `xlair.counted = [k, 0, bound, e, c, ...]` or `[k, 1,
+    j, e, c, ...]`, the pairs its other stepped scalars.  None with the pass option
+    `counted=off`."""
+    from .registry import options
+    if options().counted == "off":
+        return
+
     def visit(op):
         op = op.operation if hasattr(op, "operation") else op
         if op.name == "xla.while":
             c = counted_loop(op, Shape.from_mlir(op.results[0].type))
             if c is not None:
-                k, bound = c
-                op.attributes[_COUNTED] = ir.DenseI64ArrayAttr.get(
-                    [k, 1, bound[1]] if isinstance(bound, tuple) else [k, 0, bound])
+                k, bound, steps = c
+                head = [k, 1, bound[1]] if isinstance(bound, tuple) else [k, 0, bound]
+                op.attributes[_COUNTED] = ir.DenseI64ArrayAttr.get(head + [x for e in sorted(steps) for x in (e, steps[e])])
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
 
@@ -189,8 +209,9 @@ def _leaf_index(state: Shape, k: int) -> int:
 def _lower_counted(lw, counted, inits):
     """A counted While as `scf.for` over max(0, bound - counter) trips on the host: no
     condition is evaluated and nothing is read back per iteration.  Inside the body the
-    counter is the host value `counter0 + iv` (so a DynamicSlice at the counter slices at a
-    host index), and after the loop it is `counter0 + trips`.
+    counter, and every other scalar the body steps by a constant, is the host value `start +
+    t * step` at trip t (so a DynamicSlice at it slices at a host index), and after the loop
+    it is `start + trips * step`.
 
     The loop sits in an `scf.if` on `trips > 0`, and the first iteration is peeled off before
     the scf.for, which runs the others.  IREE 3.13's VM miscompiles a branch that passes one
@@ -206,55 +227,65 @@ def _lower_counted(lw, counted, inits):
     Dropout (threefry's five rounds) with "circular dependency: input operation uses
     partition output"."""
     state_shape = lw.result_shape
-    k, bound = counted
-    ck = _leaf_index(state_shape, k)
-    et = state_shape.tuple_shapes[k].element_type
+    k, bound, steps = counted
+    steps = {k: 1, **steps}                            # tuple element -> its step per trip
+    at = {_leaf_index(state_shape, e): (state_shape.tuple_shapes[e].element_type, c) for e, c in steps.items()}
     i64, idx = ir.IntegerType.get_signless(64), ir.IndexType.get()
-    ctype = ir.IntegerType.get_signless(et.bits)
 
-    def wide(v):                        # an integer of the counter's type, widened to i64
+    def wide(v, et):                    # an integer of type et, widened to i64
         if et.bits == 64:
             return v
         return arith.extui(i64, v) if et.is_unsigned else arith.extsi(i64, v)
 
-    start = wide(extract_scalar(inits[ck]))
+    starts = {leaf: wide(extract_scalar(inits[leaf]), et) for leaf, (et, _) in at.items()}
+    ck = _leaf_index(state_shape, k)
+    et = at[ck][0]
+    start = starts[ck]
     if isinstance(bound, int):          # an unsigned splat may read as a negative number
         stop = arith.constant(i64, bound + (1 << et.bits) if et.is_unsigned and bound < 0 else bound)
     else:
-        stop = wide(extract_scalar(inits[_leaf_index(state_shape, bound[1])]))
+        stop = wide(extract_scalar(inits[_leaf_index(state_shape, bound[1])]), et)
     more = arith.cmpi(arith.CmpIPredicate.sgt, stop, start)
     trips = arith.select(more, arith.subi(stop, start), arith.constant(i64, 0))
-    carried = [v for i, v in enumerate(inits) if i != ck]
+    carried = [v for i, v in enumerate(inits) if i not in at]
 
-    def counter_at(i64_value):
-        scalar = i64_value if et.bits == 64 else arith.trunci(ctype, i64_value)
-        return tensor.from_elements(inits[ck].type, [scalar])
+    def values_at(t):
+        """The stepped scalars at trip t (an i64): start + t * step, wrapped to their type."""
+        out = {}
+        for leaf, (e, c) in at.items():
+            v = starts[leaf] if c == 0 else arith.addi(starts[leaf], t if c == 1 else arith.muli(t, arith.constant(i64, c)))
+            v = v if e.bits == 64 else arith.trunci(ir.IntegerType.get_signless(e.bits), v)
+            out[leaf] = tensor.from_elements(inits[leaf].type, [v])
+        return out
 
-    def trip(region, leaves, counter):
-        """One iteration: the body's ops spliced here; its result leaves but the counter."""
-        state = from_builtin_leaves(leaves[:ck] + [counter_at(counter)] + leaves[ck:], state_shape)
+    def merge(rest, known):
+        it = iter(rest)
+        return [known[i] if i in known else next(it) for i in range(len(inits))]
+
+    def trip(region, leaves, t):
+        """One trip: the body's ops spliced here; its result leaves but the stepped ones."""
+        state = from_builtin_leaves(merge(leaves, values_at(t)), state_shape)
         anchor = _Anchor()
         (new_state,) = splice_region(region, [state], anchor.op)
         with ir.InsertionPoint(anchor.op):
             out = builtin_leaves(new_state, state_shape)
         anchor.done()
-        return out[:ck] + out[ck + 1:]
+        return [v for i, v in enumerate(out) if i not in at]
 
     branch = scf.IfOp(more, [v.type for v in carried], has_else=True)
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp(carried)
     with ir.InsertionPoint(branch.then_block):
         peeled = lw.op.operation.clone()                 # a second copy of the body
-        first = [barrier(v) for v in trip(peeled.regions[1], carried, start)]
+        first = [barrier(v) for v in trip(peeled.regions[1], carried, arith.constant(i64, 0))]
         peeled.erase()
         loop = scf.ForOp(index(1), arith.index_cast(idx, trips), index(1), first)
         with ir.InsertionPoint(loop.body):
             iv = arith.index_cast(i64, loop.induction_variable)
-            scf.YieldOp(trip(lw.args["body"], list(loop.inner_iter_args), arith.addi(start, iv)))
+            scf.YieldOp(trip(lw.args["body"], list(loop.inner_iter_args), iv))
         scf.YieldOp(list(loop.results))
     res = [_keep_result(v) for v in branch.results]
-    final = counter_at(arith.addi(start, trips))
-    return from_builtin_leaves(res[:ck] + [final] + res[ck:], state_shape)
+    return from_builtin_leaves(merge(res, values_at(trips)), state_shape)
 
 
 _KEEP = "xlair.loop_result"

@@ -13,7 +13,8 @@ names):
   xla-to-iree-input    the three above, in order: what IREE is given
 
 Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vulkan, cuda or
-rocm; left out, the lowering is for no target in particular).  Its patterns read it through
+rocm; left out, the lowering is for no target in particular), and `counted` (on, the default,
+or off: counted While loops kept in the general form).  Its patterns read them through
 `registry.options()`.  A textual pipeline mixes xlair passes and upstream MLIR passes
 (`builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)`): `plan` parses it
 into steps, `run_steps` runs them; xlair-opt is a CLI over the two.
@@ -32,12 +33,13 @@ from . import libm, patterns, registry  # noqa: F401  (patterns: registers every
 from .contraction import fold_transpose_of_dot, mark_forking_products
 from .control_flow import mark_counted_loops, unwrap_read_loop_results
 from .dynamic import dynamic_sizes as run_dynamic
+from .host_scalars import fold_host_scalars
 from .loops import elementwise_loops as run_loops
 from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, tuple_leaves, tuple_rebuild
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
-OPTIONS = {"target": TARGET_NAMES}
+OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off")}
 
 
 def register_pass(name: str):
@@ -315,6 +317,7 @@ def to_linalg(module: ir.Module) -> None:
         names = sorted({o.name for o in left})
         raise XlaError(f"'{op.name}' has no lowering to linalg (left: {', '.join(names)})",
                        location=location_str(op.location))
+    fold_host_scalars(module)
     passmanager.PassManager.parse("builtin.module(func.func(convert-complex-to-standard))").run(module.operation)
     rewrite.apply_patterns_and_fold_greedily(module, libm.f64_patterns())
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")

@@ -37,8 +37,11 @@ TARGET_NAMES = ("cpu", "vulkan", "cuda", "rocm")
 class Options:
     """The options of xlair's passes (`xla-to-linalg{target=cpu}`).  `target` picks what the
     target computes well and the CPU's hand-written kernels; None lowers for no target in
-    particular (the portable forms, with the CPU's numerics)."""
+    particular (the portable forms, with the CPU's numerics).  `counted=off` keeps counted
+    While loops in the general form (lowering/control_flow.py; the runtime's fallback when
+    IREE's VM fails on a counted loop, docs/iree-limits.md)."""
     target: str | None = None
+    counted: str = "on"
 
     @property
     def on_cpu(self) -> bool:

@@ -41,7 +41,7 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
 
 
 def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
-          needs: cpus.Needs | None = None) -> ir.Module:
+          needs: cpus.Needs | None = None, counted: bool = True) -> ir.Module:
     """A copy of the computation's module lowered to linalg (what IREE is given).  With a
     target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
     picks what that target computes well (lowering/elementwise.py widens some F32 functions to
@@ -49,7 +49,8 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
         work = heaviest_work(module)
-    pipeline.run(module, "xla-to-iree-input" + (f"{{target={target(target_name).name}}}" if target_name else ""))
+    opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"])
+    pipeline.run(module, "xla-to-iree-input" + (f"{{{' '.join(opts)}}}" if opts else ""))
     with lock, context():
         host = host_calls_of(module)
         if HOST_CALLS_ATTR in module.operation.attributes:
@@ -129,7 +130,7 @@ def _errors(text: str) -> str:
 
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
                  arch: str | None = None, replicas: int = 1, cache: bool = True,
-                 check_limits: bool = True) -> bytes:
+                 check_limits: bool = True, counted: bool = True) -> bytes:
     """The `.vmfb` of a computation for a target.  `arch` names the chip (`cpu` is its old
     name for the CPU target); `flags` are passed to IREE after xlair's own.  A computation
     using something the target's default chip is known not to support raises
@@ -145,12 +146,12 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if check_limits and (not chip or chip == tgt.default_arch):
         check_supported(comp.module, tgt.name)
     all_flags = tgt.compile_flags(chip) + list(flags)
-    key = cache_key(comp, tgt, all_flags, replicas) if cache else None
+    key = cache_key(comp, tgt, all_flags + ([] if counted else ["(counted=off)"]), replicas) if cache else None
     if key:
         hit = cache_get(key)
         if hit is not None:
             return hit
-    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags))
+    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted)
     with lock, context():
         device = tgt.device_target(chip)
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)
@@ -168,4 +169,10 @@ def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None
     """Compile a computation for a target ("cpu", "vulkan", "cuda", "rocm" or IREE names)."""
     vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
                         check_limits=check_limits)
-    return Executable(vmfb, target)
+    exe = Executable(vmfb, target)
+    # IREE 3.13's VM can fail at run time on a counted loop (iree-org/iree#24753: a null buffer
+    # ref; docs/iree-limits.md): the executable may then rebuild itself with counted loops in
+    # the general form, once (runtime.Executable._fall_back)
+    exe._fallback = lambda: compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
+                                         cache=cache, check_limits=check_limits, counted=False)
+    return exe

@@ -115,6 +115,7 @@ class Executable:
             raise XlaError(f"not a loadable IREE module for {self.target.name}: "
                            f"{type(e).__name__}: {str(e)[:500]}") from None
         self._device = cfg.device
+        self._fallback = None        # set by xlair.compile: rebuilds with counted loops off
         self._fn = self._vm_module.lookup_function("main")
         self._leaves_in = [s for p in self.parameter_shapes for s in p.leaves()]
         self._leaves_out = self.result_shape.leaves()
@@ -189,7 +190,28 @@ class Executable:
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
+        try:
+            return self._invoke(0, vals, run)
+        except XlaError as e:
+            if not self._fall_back(e):
+                raise
         return self._invoke(0, vals, run)
+
+    #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753)
+    _VM_LOOP_BUG = ("ref is null", "indirect buffer reference slot")
+
+    def _fall_back(self, e: XlaError) -> bool:
+        """After IREE's VM failed on a counted loop (docs/iree-limits.md), rebuild the executable
+        once with counted loops in the general form and say whether to run again.  Only for a
+        program without side effects (nothing of the failed run is visible) that
+        `xlair.compile` made (it knows the computation)."""
+        if self._fallback is None or self._sites or not any(m in str(e) for m in self._VM_LOOP_BUG):
+            return False
+        fallback, self._fallback = self._fallback, None
+        new = Executable(fallback(), self.target.name)
+        new._fallback = None
+        self.__dict__.update(new.__dict__)
+        return True
 
     # run_replicated (replicas in threads) and run_on_rank (MPI) are methods set by xlair.replicas,
     # which runs the replicas of an Executable (the runtime sits below it)
@@ -217,7 +239,7 @@ class Executable:
                     r = _result_view(bv, lay) if lay is not None else None
                     results.append(r if r is not None else _from_device(self._device, bv, s, copy=False))
                 _unshare(results)
-            except (RuntimeError, ValueError) as e:
+            except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err, hctx.error = hctx.error, None
                 if isinstance(err, XlaError):
                     raise XlaError(err.message, op=err.op, param=err.param, location=err.location) from None

@@ -201,3 +201,82 @@ def test_a_loop_whose_bound_changes_is_not_counted():
     text = str(lower(comp, 1, "cpu"))
     assert "tensor<i1>" in text.split("scf.while", 1)[1].split("scf.yield", 1)[0]
     _close(comp, (np.eye(4) * 0.5).astype(np.float32))
+
+
+def test_counted_loop_other_stepped_scalars_are_host_values():
+    """Beside the counter (element 0, compared with 9), element 1 steps by 3 from a parameter
+    and indexes a DynamicSlice at `(j < 0 ? j + 50 : j)`, JAX's index normalisation: it too is
+    a host value (start + t * step), its rank-0 index arithmetic runs on the host
+    (lowering/host_scalars.py), and nothing in the loop is computed on rank-0 tensors."""
+    st = Shape.tuple([Shape(S32, ()), Shape(S32, ()), Shape(F32, (4,)), Shape(F32, (50, 4))])
+
+    def cond(b, s):
+        return O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(9)))
+
+    def body(b, s):
+        i, j, x, t = (O.get_tuple_element(s, k) for k in range(4))
+        c = lambda v: O.constant(b, np.int32(v))  # noqa: E731
+        jj = O.select(O.lt(j, c(0)), O.add(j, c(50)), j)
+        row = O.reshape(O.dynamic_slice(t, [jj, c(0)], [1, 4]), [4])
+        return O.tuple(b, [O.add(i, c(1)), O.add(c(3), j), O.add(O.mul(x, row), row), t])
+
+    comp = _loop(st, cond, body, lambda b, j0, x, t: O.tuple(b, [O.constant(b, np.int32(0)), j0, x, t]),
+                 params=(Shape(S32, ()), Shape(F32, (4,)), Shape(F32, (50, 4))))
+    text = str(lower(comp, 1, "cpu"))
+    loop = text.split("scf.for", 1)[1]
+    assert "scf.while" not in text and "iterator_types = []" not in loop
+    rng = np.random.default_rng(5)
+    t = rng.standard_normal((50, 4)).astype(np.float32)
+    for j0 in (-20, 4):
+        want = xla.interpret(comp, np.int32(j0), np.ones(4, np.float32), t)
+        got = xla.compile(comp, target="cpu", cache=False)(np.int32(j0), np.ones(4, np.float32), t)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])        # j0 + 27
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-5)
+
+
+def test_counted_off_keeps_the_general_form():
+    comp = _counted((0, 20))
+    assert "scf.while" in str(lower(comp, 1, "cpu", counted=False))
+    _assert_counted(comp)
+
+
+def test_executable_falls_back_once_when_irees_vm_fails_on_a_counted_loop(monkeypatch):
+    """IREE 3.13's VM can fail at run time on a counted loop ("ref is null" /
+    "indirect buffer reference slot 0 is out range", iree-org/iree#24753): the executable
+    rebuilds itself once with counted loops in the general form and runs again.  Simulated:
+    the first invoke raises what IREE's failure becomes."""
+    from xlair.runtime import Executable
+    comp = _counted((0, 20))
+    exe = xla.compile(comp, target="cpu", cache=False)
+    real, calls = Executable._invoke, []
+
+    def failing_once(self, replica, vals, run):
+        calls.append(self._vm_module)
+        if len(calls) == 1:
+            raise xla.XlaError("executable loop failed at run time on cpu: Error invoking function: "
+                               "c/runtime/src/iree/vm/ref.h:223: INVALID_ARGUMENT; ref is null")
+        return real(self, replica, vals, run)
+    monkeypatch.setattr(Executable, "_invoke", failing_once)
+    args = _counted_args()
+    got = exe(*args)
+    want = xla.interpret(comp, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
+    assert len(calls) == 2 and calls[0] is not calls[1]      # run again on the rebuilt module
+    calls.clear()
+    with pytest.raises(xla.XlaError, match="ref is null"):   # once only
+        exe(*args)
+    assert len(calls) == 1
+
+
+def test_other_run_time_errors_do_not_fall_back(monkeypatch):
+    from xlair.runtime import Executable
+    exe = xla.compile(_counted((0, 20)), target="cpu")
+
+    def failing(self, replica, vals, run):
+        raise xla.XlaError("executable loop failed at run time on cpu: something else")
+    monkeypatch.setattr(Executable, "_invoke", failing)
+    with pytest.raises(xla.XlaError, match="something else"):
+        exe(*_counted_args())
+    assert exe._fallback is not None           # kept for the failure it is for

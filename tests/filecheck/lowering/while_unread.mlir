@@ -20,8 +20,7 @@
 // CHECK-NOT: util.optimization_barrier %[[S]]#1
 // CHECK: return %[[S]]#1
 // CHECK-NOT: xla.
-func.func @main(%v: tensor<4xf32>) -> tensor<4xf32> {
-  %z = "xla.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+func.func @main(%v: tensor<4xf32>, %z: tensor<i32>) -> tensor<4xf32> {
   %init = "xla.tuple"(%z, %v) : (tensor<i32>, tensor<4xf32>) -> tuple<tensor<i32>, tensor<4xf32>>
   %r = "xla.while"(%init) ({
   ^bb0(%s: tuple<tensor<i32>, tensor<4xf32>>):

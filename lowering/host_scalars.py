@@ -1,0 +1,82 @@
+"""Scalar arithmetic on values the host already holds stays on the host.
+
+Inside a counted loop (lowering/control_flow.py) the counter is a host value; JAX computes
+indices from it with rank-0 ops: `select(i < 0, i + n, i)` before every dynamic index, `n - 1
+- i` in a reversed scan.  Each such op lowers to a linalg.generic over rank-0 tensors, which
+IREE runs as a dispatch of its own, and the DynamicSlice that uses the result then reads it
+back from the device (a wait per loop trip).  `fold_host_scalars` replaces a rank-0
+linalg.generic of integers whose every input is a `tensor.from_elements` of a scalar or a constant by
+its body's scalar ops on those scalars: the result is again a `tensor.from_elements`, so
+chains fold in one walk, and canonicalization then folds `tensor.extract` of it to the
+scalar.  Nothing that lives on the device is moved to the host: the folding takes only
+inputs the host holds.
+"""
+from __future__ import annotations
+
+from xlair.dialect.ir import arith, ir, tensor
+
+
+def _scalar_of(v: ir.Value):
+    """The host scalar a rank-0 tensor holds, or None: a tensor.from_elements operand, or an
+    arith.constant of a dense rank-0 attribute."""
+    owner = v.owner
+    op = owner.operation if isinstance(owner, ir.OpView) else owner
+    if not isinstance(op, ir.Operation):
+        return None
+    if op.name == "tensor.from_elements" and len(op.operands) == 1:
+        return op.operands[0]
+    if op.name == "arith.constant":
+        attr = op.attributes["value"]
+        if isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
+            with ir.InsertionPoint(op):
+                return arith.ConstantOp(ir.RankedTensorType(v.type).element_type, attr.get_splat_value()).result
+    return None
+
+
+def _rank0(v: ir.Value) -> bool:
+    """A rank-0 tensor of integers (i1 to i64: index arithmetic and its predicates; IREE
+    cannot splat a complex128 host scalar, "operand #0 must be ... 64-bit signless integer,
+    but got 'i128'")."""
+    if not isinstance(v.type, ir.RankedTensorType):
+        return False
+    t = ir.RankedTensorType(v.type)
+    return t.rank == 0 and isinstance(t.element_type, ir.IntegerType) and ir.IntegerType(t.element_type).width <= 64
+
+
+def _foldable(op: ir.Operation):
+    """The input scalars of a rank-0 linalg.generic the host can compute, or None."""
+    if op.name != "linalg.generic" or not all(_rank0(v) for v in list(op.operands) + list(op.results)):
+        return None
+    n_in = len(op.operands) - len(op.results)
+    block = op.regions[0].blocks[0]
+    if any(True for a in list(block.arguments)[n_in:] for _ in a.uses):
+        return None                              # the body reads its output: not element-wise
+    scalars = [_scalar_of(v) for v in list(op.operands)[:n_in]]
+    return None if any(s is None for s in scalars) else scalars
+
+
+def fold_host_scalars(module: ir.Module) -> None:
+    """Rank-0 linalg.generic ops of host scalars become scalar ops (see the module's docstring)."""
+    found = []
+
+    def visit(op):
+        op = op.operation if isinstance(op, ir.OpView) else op
+        if op.name == "linalg.generic":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)            # in program order: a chain's producers come first
+    for op in found:
+        scalars = _foldable(op)
+        if scalars is None:
+            continue
+        block = op.regions[0].blocks[0]
+        for a, s in zip(block.arguments, scalars):
+            a.replace_all_uses_with(s)
+        body = [o.operation if isinstance(o, ir.OpView) else o for o in block.operations]
+        for o in body[:-1]:
+            o.move_before(op)
+        with ir.InsertionPoint(op):
+            outs = [tensor.from_elements(r.type, [y]) for r, y in zip(op.results, body[-1].operands)]
+        for r, v in zip(op.results, outs):
+            r.replace_all_uses_with(v)
+        op.erase()
