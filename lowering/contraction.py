@@ -12,7 +12,7 @@ from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
-from .registry import affine_map, barrier, empty, fill, generic, lowers, options, reshape, scalar_const, value_of
+from .registry import affine_map, barrier, defining_op, empty, fill, generic, lowers, options, reshape, scalar_const, value_of
 from .scalar import SCALAR
 from .shape import transpose
 
@@ -370,12 +370,6 @@ def _swapped_dot(src, perm):
     return attrs
 
 
-def _owner(v):
-    src = v.owner
-    src = getattr(src, "operation", src)
-    return src if isinstance(src, ir.Operation) else None
-
-
 def _only_use(v) -> bool:
     return sum(1 for _ in v.uses) == 1
 
@@ -398,7 +392,7 @@ def _sink_transpose(op, rewriter, src, perm) -> bool:
     if "broadcast_dimensions" in src.attributes and \
             list(ir.DenseI64ArrayAttr(src.attributes["broadcast_dimensions"])) not in ([], list(range(len(dims)))):
         return True
-    dots = [o for o in map(_owner, src.operands)
+    dots = [o for o in map(defining_op, src.operands)
             if o is not None and o.name in ("xla.dot_general", "xla.dot") and _only_use(o.results[0])
             and _swapped_dot(o, perm) is not None]
     if not dots:
@@ -427,7 +421,7 @@ def fold_transpose_of_dot(op, rewriter):
     "exceeded stack allocation limit" (regression test:
     test_exceeded_stack_allocation_limit_transposed_matmul).  A transpose of an element-wise
     op of such a product is first moved onto the operands (_sink_transpose)."""
-    src = _owner(op.operands[0])
+    src = defining_op(op.operands[0])
     perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
     if src is None:
         return True

@@ -11,7 +11,7 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, func, ir, scf, tensor
 from xlair.dialect.types import Shape
 
-from .registry import (affine_map, barrier, builtin_leaves, empty, extract_scalar, from_builtin_leaves,
+from .registry import (affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, from_builtin_leaves,
                        generic, index, lowers, splice_region, to_builtin)
 from .scalar import emit_region
 
@@ -104,21 +104,16 @@ def lower_while(lw):
 # ----------------------------------------------------------------------------------------
 # counted loops: JAX's fori_loop and scan
 # ----------------------------------------------------------------------------------------
-def _defining(v: ir.Value):
-    owner = v.owner
-    return owner.operation if isinstance(owner, ir.OpView) else owner if isinstance(owner, ir.Operation) else None
-
-
 def _gte_index(v: ir.Value, arg: ir.Value) -> int | None:
     """k when `v` is get_tuple_element(arg, k)."""
-    op = _defining(v)
+    op = defining_op(v)
     if op is None or op.name != "xla.get_tuple_element" or op.operands[0] != arg:
         return None
     return ir.IntegerAttr(op.attributes["index"]).value
 
 
 def _splat_int(v: ir.Value) -> int | None:
-    op = _defining(v)
+    op = defining_op(v)
     if op is None or op.name != "xla.constant":
         return None
     a = op.attributes["value"]
@@ -136,12 +131,12 @@ def _int_scalar(s: Shape) -> bool:
 
 def _step(v: ir.Value, b_arg: ir.Value, e: int) -> int | None:
     """c when `v` is `state[e] + c` (c an integer constant), in either order."""
-    add = _defining(v)
+    add = defining_op(v)
     if add is None or add.name != "xla.add":
         return None
     for a, c in (add.operands, reversed(list(add.operands))):
-        if _gte_index(a, b_arg) == e and _splat_int(c) is not None:
-            return _splat_int(c)
+        if _gte_index(a, b_arg) == e and (step := _splat_int(c)) is not None:
+            return step
     return None
 
 
@@ -157,12 +152,12 @@ def counted_loop(op: ir.Operation, state: Shape):
         return None
     cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
     c_arg, b_arg = cond.arguments[0], body.arguments[0]
-    cmp = _defining(list(cond.operations)[-1].operands[0])
+    cmp = defining_op(list(cond.operations)[-1].operands[0])
     if cmp is None or cmp.name not in ("xla.lt", "xla.gt"):
         return None
     counter, bound = cmp.operands if cmp.name == "xla.lt" else reversed(list(cmp.operands))
     k = _gte_index(counter, c_arg)
-    ret = _defining(list(body.operations)[-1].operands[0])
+    ret = defining_op(list(body.operations)[-1].operands[0])
     if k is None or not _int_scalar(state.tuple_shapes[k]) or ret is None or ret.name != "xla.tuple" \
             or _step(ret.operands[k], b_arg, k) != 1:
         return None

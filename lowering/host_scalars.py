@@ -15,22 +15,29 @@ from __future__ import annotations
 
 from xlair.dialect.ir import arith, ir, tensor
 
+from .registry import defining_op
 
-def _scalar_of(v: ir.Value):
-    """The host scalar a rank-0 tensor holds, or None: a tensor.from_elements operand, or an
-    arith.constant of a dense rank-0 attribute."""
-    owner = v.owner
-    op = owner.operation if isinstance(owner, ir.OpView) else owner
-    if not isinstance(op, ir.Operation):
+
+def _host_value(v: ir.Value):
+    """What the host holds of a rank-0 tensor, or None: the scalar of a tensor.from_elements,
+    or the splat attribute of an arith.constant (made a scalar constant only when folding)."""
+    op = defining_op(v)
+    if op is None:
         return None
     if op.name == "tensor.from_elements" and len(op.operands) == 1:
         return op.operands[0]
     if op.name == "arith.constant":
         attr = op.attributes["value"]
         if isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
-            with ir.InsertionPoint(op):
-                return arith.ConstantOp(ir.RankedTensorType(v.type).element_type, attr.get_splat_value()).result
+            return attr
     return None
+
+
+def _scalar(v: ir.Value, held) -> ir.Value:
+    """The scalar value of what `_host_value` found."""
+    if isinstance(held, ir.Value):
+        return held
+    return arith.ConstantOp(ir.RankedTensorType(v.type).element_type, held.get_splat_value()).result
 
 
 def _rank0(v: ir.Value) -> bool:
@@ -44,15 +51,15 @@ def _rank0(v: ir.Value) -> bool:
 
 
 def _foldable(op: ir.Operation):
-    """The input scalars of a rank-0 linalg.generic the host can compute, or None."""
+    """What the host holds of the inputs of a rank-0 linalg.generic it can compute, or None."""
     if op.name != "linalg.generic" or not all(_rank0(v) for v in list(op.operands) + list(op.results)):
         return None
     n_in = len(op.operands) - len(op.results)
     block = op.regions[0].blocks[0]
     if any(True for a in list(block.arguments)[n_in:] for _ in a.uses):
         return None                              # the body reads its output: not element-wise
-    scalars = [_scalar_of(v) for v in list(op.operands)[:n_in]]
-    return None if any(s is None for s in scalars) else scalars
+    held = [_host_value(v) for v in list(op.operands)[:n_in]]
+    return None if any(h is None for h in held) else held
 
 
 def fold_host_scalars(module: ir.Module) -> None:
@@ -66,9 +73,11 @@ def fold_host_scalars(module: ir.Module) -> None:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)            # in program order: a chain's producers come first
     for op in found:
-        scalars = _foldable(op)
-        if scalars is None:
+        held = _foldable(op)
+        if held is None:
             continue
+        with ir.InsertionPoint(op):
+            scalars = [_scalar(v, h) for v, h in zip(op.operands, held)]
         block = op.regions[0].blocks[0]
         for a, s in zip(block.arguments, scalars):
             a.replace_all_uses_with(s)

@@ -391,6 +391,12 @@ def splice_region(region: ir.Region, args, anchor: ir.Operation) -> list[ir.Valu
     return list(ret.operands)
 
 
+def defining_op(v: ir.Value) -> ir.Operation | None:
+    """The operation that defines `v` (None for a block argument)."""
+    src = getattr(v.owner, "operation", v.owner)
+    return src if isinstance(src, ir.Operation) else None
+
+
 def module_of(op: ir.Operation) -> ir.Operation:
     """The top-level op holding `op` (the module, once it is in one)."""
     top = op
