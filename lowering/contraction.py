@@ -258,8 +258,14 @@ def lower_conv(lw):
     cl_out = Shape(ct, [out.dims[dn.output_batch_dimension]] + osz + [O])   # [N', spatial..., O]
     res = None
     if named and bgc == 1 and fgc == 1:
-        acc = fill(cl_out, zero)
+        wide = _rocm_features(O)
+        if wide != O:
+            w = pad_tensor(w, ws, [(0, 0, 0)] * (n + 1) + [(0, wide - O, 0)], zero)
+        acc = fill(cl_out.with_dims(list(cl_out.dims[:-1]) + [wide]), zero)
         res = value_of(getattr(linalg, _CONV_NAMED[n])(x, w, outs=[acc], strides=st, dilations=rd))
+        if wide != O:
+            res = pad_tensor(res, cl_out.with_dims(list(cl_out.dims[:-1]) + [wide]),
+                             [(0, 0, 0)] * (n + 1) + [(0, O - wide, 0)], zero)
     elif named and bgc == 1 and I == 1 and not (gpu and n == 3 and O != fgc):
         # depthwise: every group one input feature.  (IREE 3.13's SPIR-V code for
         # depthwise_conv_3d_ndhwc_dhwcm leaves half the outputs zero: the generic there.)
@@ -285,6 +291,17 @@ def lower_conv(lw):
     res = convert_tensor(res, cl_out, et)
     order = [dn.output_batch_dimension] + osp + [dn.output_feature_dimension]
     return transpose(res, cl_out.with_type(et), [order.index(j) for j in range(n + 2)])
+
+
+def _rocm_features(O: int) -> int:
+    """The output features a channels-last convolution is computed with.  On ROCm, IREE 3.13's
+    implicit-GEMM path pads a feature count that is not a multiple of 16 up to its MFMA tile,
+    and LLVM's AMDGPULowerBufferFatPointers then crashes on some shapes (a ResNet block's 8
+    features over 4x10x10: 12 of 60 shapes swept, docs/iree-limits.md); computed with zero
+    weights up to a multiple of 16 and cut back, none of the 60 crashed."""
+    if options().target == "rocm" and O > 4 and O % 16:
+        return -(-O // 16) * 16
+    return O
 
 
 def _widened(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:

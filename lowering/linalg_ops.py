@@ -26,7 +26,7 @@ from xlair.dialect.attrs import FftType, Transpose
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf, tensor
 from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
-from .registry import (options, affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
+from .registry import (options, barrier, affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
                        reshape, tuple_of, value_of)
 from .elementwise import convert_tensor, narrow_float
 from .shape import dense_attr
@@ -158,6 +158,10 @@ def _split(x) -> tuple[ir.Value, ir.Value]:
 def _join(re, im, ct) -> ir.Value:
     d = _dims(re)
     n = len(d)
+    if options().target in ("cuda", "rocm"):
+        # IREE 3.13's LLVMGPU thread tiling of a complex-typed op fused after a reduction
+        # reads the element bit width of complex<f32> and crashes (docs/iree-limits.md)
+        re, im = barrier(re, im)
     return _ew([re, im], [_ident(n)] * 2, d, ct, lambda r, i, _o: _mk(ct, r, i))[0]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
@@ -144,11 +143,6 @@ def _widening_matmul(ins: set, outs: set, attrs: dict) -> bool:
                for t in ins)
 
 
-def _radix8_fft(ins: set, outs: set, attrs: dict) -> bool:
-    lengths = [int(x) for x in re.findall(r"-?\d+", attrs.get("fft_length", "").split(":", 1)[-1])]
-    return attrs.get("fft_type", "").strip('"') in ("FFT", "IFFT") and any(n % 8 == 0 for n in lengths)
-
-
 def _host_linalg(ins: set, outs: set, attrs: dict):
     """A custom call of one of xlair's LAPACK-backed targets: its routine's name."""
     from .lapack import routine_of
@@ -176,12 +170,6 @@ LIMITATIONS: list[Limitation] = [
                "complex<f64> functions expand to f64 exp/log, which SPIR-V's GLSL.std.450 set "
                "lacks (\"'spirv.GL.Exp' op operand #0 must be 16/32-bit float\")",
                lambda ins, outs, attrs: "c128" in ins),
-    Limitation("cuda", ("xla.fft",), "FFT / IFFT of a length divisible by 8",
-               "IREE's LLVMGPU tile-size heuristic (deriveLinalgOpThreadTileSizes) crashes on the "
-               "radix-8 stage of xlair's FFT lowering (a segfault in iree-compile)", _radix8_fft),
-    Limitation("rocm", ("xla.fft",), "FFT / IFFT of a length divisible by 8",
-               "IREE's LLVMGPU tile-size heuristic (deriveLinalgOpThreadTileSizes) crashes on the "
-               "radix-8 stage of xlair's FFT lowering (a segfault in iree-compile)", _radix8_fft),
     Limitation("vulkan", ("xla.dot", "xla.dot_general"),
                "unsigned or PRED operands widened to the result type; 8/16-bit integer operands "
                "with a floating-point result",

@@ -154,6 +154,69 @@ def test_failed_to_distribute_scaled_sum(gpu):
     assert compile_vmfb(_sum_of("scaled"), gpu)
 
 
+def _fft_of_length(n: int):
+    from xlair.dialect.attrs import FftType
+    from xlair.dialect.types import C64
+    b = xla.Builder(f"fft_{n}")
+    O.fft(b.parameter(0, Shape(C64, [4, n])), FftType.FFT, [n])
+    return b.build()
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+@pytest.mark.parametrize("n", [8, 59])
+def test_derive_linalg_op_thread_tile_sizes_segfault_complex_fft(gpu, n):
+    """A complex FFT whose last stage is a reduction of 8 (radix 8) or 59 (a direct DFT):
+    iree-compile segfaulted in deriveLinalgOpThreadTileSizes, which asks a complex<f32> result
+    for its integer-or-float bit width when the complex join is fused after the reduction.
+    The planar halves now reach the join through an optimization barrier on CUDA and ROCm."""
+    assert compile_vmfb(_fft_of_length(n), gpu)
+
+
+@pytest.mark.parametrize("n", [8, 59])
+def test_complex_fft_lengths_8_and_59(target, n):
+    x = np.random.default_rng(n).standard_normal((4, n, 2)).astype(np.float32)
+    x = (x[..., 0] + 1j * x[..., 1]).astype(np.complex64)
+    got = xla.compile(_fft_of_length(n), target=target)(x)
+    np.testing.assert_allclose(got, np.fft.fft(x.astype(np.complex128)), rtol=1e-4, atol=1e-4 * n)
+
+
+def _conv_nhwc(n: int, hw: int, c: int, f: int):
+    """A 3x3 VALID convolution as flax writes it: NHWC input, HWIO kernel."""
+    b = xla.Builder(f"conv_{n}x{hw}x{hw}x{c}_{f}")
+    x = b.parameter(0, Shape(F32, [n, hw, hw, c]))
+    w = b.parameter(1, Shape(F32, [3, 3, c, f]))
+    O.conv_general_dilated(x, w, [1, 1], "VALID", [1, 1], [1, 1], 
+                           xla.ConvolutionDimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2)))
+    return b.build()
+
+
+def test_amdgpu_lower_buffer_fat_pointers_crash_conv_8_features():
+    """The ResNet block's 3x3 convolution of 8 features over 4x12x12x8: on ROCm, LLVM's
+    AMDGPULowerBufferFatPointers crashed iree-compile (a deep recursion) in IREE's implicit
+    GEMM, which pads 8 features to its 16-wide MFMA tile.  On ROCm the lowering now computes
+    the features up to a multiple of 16 with zero weights and cuts the result back."""
+    assert compile_vmfb(_conv_nhwc(4, 12, 8, 8), "rocm")
+
+
+@pytest.mark.parametrize("f", [6, 8, 24])
+def test_rocm_form_of_a_convolution_with_padded_features(f):
+    """The ROCm form (features padded to 16 and cut back), compiled for the CPU and run there
+    (ROCm itself is compiled, not run here), against a numpy convolution."""
+    from xlair.compile import iree_compile, lower
+    from xlair.targets import target as find_target
+    comp = _conv_nhwc(4, 12, 8, f)
+    cpu = find_target("cpu")
+    vmfb = iree_compile(str(lower(comp, 1, "rocm")), cpu, cpu.compile_flags(None))
+    rng = np.random.default_rng(f)
+    x = rng.standard_normal((4, 12, 12, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 8, f)).astype(np.float32)
+    got = xla.Executable(vmfb, "cpu")(x, w)
+    patches = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (3, 3), axis=(1, 2))
+    want = np.einsum("nhwcij,ijcf->nhwf", patches, w.astype(np.float64))
+    assert got.shape == (4, 10, 10, f)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("fn_name", ["neg", "scaled"])
 def test_sums_of_computed_operands(target, fn_name):
     x = np.random.default_rng(4).standard_normal((32, 64)).astype(np.float32)

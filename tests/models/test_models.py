@@ -17,14 +17,11 @@ from model_programs import PROGRAMS
 NAMES = sorted(PROGRAMS)
 VULKAN = [n for n in NAMES if PROGRAMS[n].vulkan]
 GPUS = {"cuda": "cuda-nvptx-fb", "rocm": "rocm-hsaco-fb"}
-_FAT_POINTERS = "the IREE 3.13 compiler crashes in LLVM's AMDGPULowerBufferFatPointers"
-#: measured 2026-11-24: IREE 3.13 fails to compile these programs for a GPU target (not yet
-#: worked around in the lowering; docs/iree-limits.md).  One that starts to compile fails the
-#: test until it is taken off this list.
-GPU_FAILS = {
-    ("resnet_block_train", "rocm"): _FAT_POINTERS,
-    ("resnet_block_eval", "rocm"): _FAT_POINTERS,
-}
+#: Programs IREE 3.13 fails to compile for a GPU target, not yet worked around in the lowering
+#: ((name, gpu): reason; docs/iree-limits.md).  Empty since the ROCm ResNet blocks compile (their
+#: convolutions' output features are padded to a multiple of 16 on ROCm).  One that starts to
+#: compile fails the test until it is taken off this list.
+GPU_FAILS: dict[tuple[str, str], str] = {}
 
 
 def _check(name, target):

@@ -114,9 +114,6 @@ def _cases():
         qr = Shape.tuple([Shape(xla.F32, (4, 4)), Shape(xla.F32, (4,))])
         out.append((gpu, "lapack-qr", _prog("q", [Shape(xla.F32, (4, 4))],
                                             lambda b, x: O.custom_call("Qr", [x], qr)), None))
-    for gpu in ("cuda", "rocm"):
-        out.append((gpu, "fft-8", _prog("f", [Shape(xla.C64, (2, 8))], lambda b, x: O.fft(x, xla.FftType.FFT, [8])),
-                    None))
     return out
 
 
