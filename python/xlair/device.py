@@ -49,8 +49,11 @@ def wire(s: Shape) -> tuple:
 
 
 def to_device(device, a: np.ndarray, s: Shape, io: tuple | None = None):
-    """A host array as a device buffer view.  `io`: the leaf's `wire(s)`, when the caller
-    keeps it."""
+    """A host array as a device buffer view: always a copy, on the CPU too.  (Importing the
+    caller's memory without a copy is not safe: IREE may update an argument's buffer in place,
+    iree-org/iree#16168; measured with a dynamic_update_slice of a parameter, which wrote into
+    the caller's array.  tests/unit/test_builder_runtime.py checks it never does.)  `io`: the
+    leaf's `wire(s)`, when the caller keeps it."""
     rt = iree_runtime()
     dtype, et = io or wire(s)
     a = np.asarray(a)
@@ -61,6 +64,28 @@ def to_device(device, a: np.ndarray, s: Shape, io: tuple | None = None):
     return device.allocator.allocate_buffer_copy(
         memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
         device=device, buffer=a, element_type=et)
+
+
+def host_array(device, like: np.ndarray):
+    """(array, buffer view): a new device buffer of `like`'s dtype and shape, mapped as a numpy
+    array that can be written, on a device that works in host memory.  A host call that writes
+    its result there hands the buffer to the program without a copy."""
+    rt = iree_runtime()
+    memory, usage = _host_buffers()
+    buf = device.allocator.allocate_buffer(memory_type=memory, allowed_usage=usage,
+                                           allocation_size=max(like.nbytes, 1))
+    dtype = like.dtype
+    signless = np.dtype(f"i{dtype.itemsize}") if dtype.kind == "u" else dtype
+    bv = rt.HalBufferView(buf, list(like.shape), _hal_element_type(signless))
+    return buf.map().asarray(like.shape, dtype), bv
+
+
+@functools.lru_cache(maxsize=1)
+def _host_buffers() -> tuple:
+    """(memory type, usage) of buffers in host memory that the program and the host share."""
+    rt = iree_runtime()
+    return (int(rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE),
+            int(rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED))
 
 
 #: CPU results up to this many bytes are copied out of their mapped buffer (np.frombuffer and a

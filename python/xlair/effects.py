@@ -272,6 +272,9 @@ class HostContext:
         self.outfeed_queue = Feed(f"the outfeed of {name} (replica {replica})")
         self.run: ReplicaRun | None = None
         self.error: BaseException | None = None
+        #: during a host call on a CPU device: new_array(like) -> a numpy array in a new device
+        #: buffer, which becomes the call's result without a copy (host.host_module)
+        self.new_array = None
 
     def _run(self) -> ReplicaRun:
         if self.run is None:

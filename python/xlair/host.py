@@ -23,7 +23,7 @@ from xlair.dialect.checks import Check
 from xlair.dialect.core import lookup
 from xlair.dialect.ir import context, ir, lock
 
-from .device import from_device, iree_runtime, to_device
+from .device import from_device, host_array, iree_runtime, to_device
 # the host state the calls act on (xlair.effects), also reachable here as before
 from .effects import (DEFAULT_TIMEOUT, CustomCallTarget, Feed, HostContext, ReplicaRun,  # noqa: F401
                       custom_call_target, register_custom_call, unregister_custom_call)
@@ -91,8 +91,7 @@ class CallSite:
             Check(self.op).fail("source_target_pairs", f"must name replicas in [0, {replicas})",
                                 [list(p) for p in pairs])
 
-    def run(self, host: HostContext, leaves: list) -> list:
-        """This call site's results (numpy leaves) from its operands (numpy leaves)."""
+    def _kwargs(self, leaves: list) -> dict:
         it = iter(leaves)
         kw = {}
         for p, s in self.operands:
@@ -103,10 +102,18 @@ class CallSite:
         kw.update(self.attrs)
         if self.reducer is not None:
             kw["computation"] = self.reducer
+        return kw
+
+    def run(self, host: HostContext, leaves: list, views: bool = False) -> list:
+        """This call site's results (numpy leaves) from its operands (numpy leaves).  `views`:
+        the leaves are views of the program's buffers, valid during the call only: the run's
+        fast path (MPI's collectives) reads them in place, anything else gets copies."""
         fast = getattr(host.run, "fast", None)
-        out = fast(self, host, kw) if fast is not None else None
+        out = fast(self, host, self._kwargs(leaves)) if fast is not None else None
         if out is None:
-            out = self.opdef.reference(**kw, result=self.result, interp=_Site(host, self.name))
+            if views:
+                leaves = [np.array(a) for a in leaves]
+            out = self.opdef.reference(**self._kwargs(leaves), result=self.result, interp=_Site(host, self.name))
         return [np.asarray(v, s.dtype if not s.is_token else np.bool_)
                 for v, s in zip(flatten(out, self.result), self.out_leaves)]
 
@@ -140,8 +147,12 @@ def parse_sites(signature: dict) -> list[CallSite]:
     return [CallSite(d) for d in signature.get("host", [])]
 
 
-def host_module(sites: list[CallSite], host: HostContext, device):
-    """An IREE host module instance for one VM context, bound to `host`."""
+def host_module(sites: list[CallSite], host: HostContext, device, mapped: bool = False):
+    """An IREE host module instance for one VM context, bound to `host`.  `mapped`: the device
+    works in host memory (the CPU): operands the run's fast path reads are views of the
+    program's buffers and results it makes are written into new device buffers (`new_array`),
+    without copies.  Other results are copied: the program may update a buffer a host call
+    returned in place, and a target's own array must not change under it."""
     rt = iree_runtime()
 
     class Instance:
@@ -152,10 +163,21 @@ def host_module(sites: list[CallSite], host: HostContext, device):
         def call(inst, *refs):
             h = inst.host
             try:
-                leaves = [from_device(device, r.deref(rt.HalBufferView), s)
+                views = mapped and getattr(h.run, "fast", None) is not None
+                leaves = [from_device(device, r.deref(rt.HalBufferView), s, copy=not views)
                           for r, s in zip(refs, site.in_leaves)]
-                outs = site.run(h, leaves)
-                bufs = [to_device(device, a, s).ref for a, s in zip(outs, site.out_leaves)]
+                made = {}
+                if mapped:
+                    def new_array(like):
+                        a, bv = host_array(device, like)
+                        made[id(a)] = (a, bv)
+                        return a
+                    h.new_array = new_array
+                outs = site.run(h, leaves, views)
+                h.new_array = None
+                bufs = [made[id(a)][1].ref if made.get(id(a), (None,))[0] is a
+                        else to_device(device, a, s).ref
+                        for a, s in zip(outs, site.out_leaves)]
             except BaseException as e:      # noqa: BLE001  (reported by the executable)
                 if h.error is None:
                     h.error = e

@@ -5,14 +5,20 @@
   `xlair-replica-<r>`); their collectives meet in an `effects.ReplicaRun` (a rendezvous keyed by
   call site and per-replica call count), Send/Recv channels are the run's own.
 * MPI: under `mpirun -n N python prog.py`, `comm = xlair.replicas.mpi()` and
-  `exe.run_on_rank(comm, args)` run the rank's replica (replica id = rank).  Collectives use
-  MPI's own where they match: Allreduce (SUM / PROD / MAX / MIN computations), Allgather
-  (AllGather), Alltoall (AllToAll), on a communicator split by replica group; other
-  computations and CollectivePermute go point to point (Isend / Irecv).  Every MPI wait is
-  non-blocking and polled, with the timeout.  A rank that fails tells the others (a message on
-  a reserved tag) before raising; they raise at their next wait, naming it, and every rank
-  checks at the end of the run, so all ranks raise.  Send/Recv channels stay within a
-  process (a rank's own channel namespace).
+  `exe.run_on_rank(comm, args)` run the rank's replica (replica id = rank).  The first call of
+  an executable on a communicator sets up its session (collectively: a barrier, a Dup of the
+  communicator, one sub-communicator per replica group), which later calls reuse: a call costs
+  what its collectives cost (one AllReduce of f32[1024] ~40 us a call on 2 ranks, was 1.5 ms).
+  Collectives use MPI's own where they match: Allreduce (SUM / PROD / MAX / MIN computations),
+  Allgather (AllGather), Alltoall (AllToAll), on the operands in the program's own buffers and
+  into new program buffers on the CPU (no copies); other computations and CollectivePermute
+  go point to point (Isend / Irecv).  Every MPI wait is non-blocking and polled, with the
+  timeout.  A rank that fails tells the others (a message on a reserved tag) before raising;
+  they raise at their wait, naming it.  A call ends by posting a barrier the next call waits
+  for, so a rank that failed after its last collective is named at the others' next call.  A
+  rank whose process exits tells the others too (atexit): a wait that still needs it raises,
+  naming it.  After a failure every rank starts a new session.  Send/Recv channels stay
+  within a process (a rank's own channel namespace).
 
 A run that fails raises `XlaError` naming the failed replica; no wait lasts longer than the
 timeout (Executable.timeout, default 60 s).
@@ -23,6 +29,7 @@ nothing of it.
 """
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 import time
@@ -36,6 +43,13 @@ from .runtime import Executable
 from .values import check_args
 
 _JOIN_MARGIN = 30.0
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
+#: MPI waits: how often other ranks' failures are polled for, and how long the core is only
+#: yielded between tests of the requests before the wait sleeps between them (seconds)
+_POLL = 0.0005
+_YIELD_FOR = 0.05
+#: how long a wait goes on after a rank's exit notice before it raises, naming that rank
+_EXIT_GRACE = 0.5
 
 
 def run_threads(exe, args_per_replica, timeout: float) -> list:
@@ -154,63 +168,138 @@ def mpi(comm=None) -> MpiComm:
 
 
 class MpiRun:
-    """The `ReplicaRun` of one rank: the same interface, over MPI."""
+    """The `ReplicaRun` of one rank over MPI: the same interface, and a session kept between the
+    calls of one executable on one communicator (`session`).  The set-up is collective and made
+    once: a barrier on the user's communicator, a `Dup` of it (the run's own message space) and
+    one sub-communicator per replica group.  A call then costs what its collectives cost: the
+    run ends by posting a non-blocking barrier that the next call waits for (long complete by
+    then), so a rank that failed after its last collective is still reported, at the next call."""
 
-    def __init__(self, comm, timeout: float):
+    def __init__(self, base, sites, timeout: float):
         from mpi4py import MPI
         self.MPI = MPI
-        self.comm = comm
-        self.n = comm.Get_size()
-        self.rank = comm.Get_rank()
+        self.n = base.Get_size()
+        self.rank = base.Get_rank()
         self.timeout = float(timeout)
         self.failed = None
+        self.exited: dict = {}      # rank -> message: ranks whose process ended
+        self.reason = None          # (rank, message) of the failure a wait last raised for
         self.channels: dict = {}
         self._subcomms: dict = {}
-        self._counts: dict = {}
+        self._sites: dict = {}
+        self._end = None
+        self._sends: list = []      # error messages in flight (their buffers stay alive)
+        self.comm = None
+        self.comm = base.Dup()
+        self.prepare(sites)
+        _LIVE[id(self)] = self      # (for the exit notice: held until closed, past its executable)
 
     # failures -------------------------------------------------------------------------------
-    def fail(self, replica: int, message: str) -> None:
-        if self.failed is None:
+    def fail(self, replica: int, message: str, exited: bool = False) -> None:
+        """Record a failure; this rank's own is sent to every other rank.  `exited`: this
+        rank's process is ending (the others raise only if they still wait for it)."""
+        if self.failed is None and not exited:
             self.failed = (replica, message)
         if replica == self.rank:
-            data = pickle.dumps((replica, message[:2000]))
-            for r in range(self.n):
-                if r != self.rank:
-                    self.comm.Isend([np.frombuffer(data, np.uint8), self.MPI.BYTE], dest=r, tag=_ERROR_TAG)
+            data = np.frombuffer(pickle.dumps((replica, message[:2000], exited)), np.uint8)
+            self._sends += [(self.comm.Isend([data, self.MPI.BYTE], dest=r, tag=_ERROR_TAG), data)
+                            for r in range(self.n) if r != self.rank]
 
-    def _poll_error(self):
+    def _poll_error(self, exits: bool = True):
+        """The failure of another rank reported so far, or None; `exits`: also a rank whose
+        process ended (for a wait that still needs it)."""
         st = self.MPI.Status()
-        if self.comm.Iprobe(source=self.MPI.ANY_SOURCE, tag=_ERROR_TAG, status=st):
+        while self.comm.Iprobe(source=self.MPI.ANY_SOURCE, tag=_ERROR_TAG, status=st):
             buf = np.empty(st.Get_count(self.MPI.BYTE), np.uint8)
             self.comm.Recv([buf, self.MPI.BYTE], source=st.Get_source(), tag=_ERROR_TAG)
-            r, msg = pickle.loads(buf.tobytes())
-            if self.failed is None:
+            r, msg, exited = pickle.loads(buf.tobytes())
+            if exited:
+                self.exited.setdefault(r, msg)
+            elif self.failed is None:
                 self.failed = (r, msg)
         if self.failed is not None and self.failed[0] != self.rank:
             return self.failed
+        if exits and self.exited:
+            return next(iter(self.exited.items()))
         return None
 
-    def check_failed(self, replica: int, what: str) -> None:
-        f = self._poll_error()
+    def check_failed(self, replica: int, what: str, exits: bool = True) -> None:
+        f = self._poll_error(exits)
         if f is not None:
+            self.reason = f
             raise XlaError(f"{what} on replica {replica} stopped: replica {f[0]} failed: {f[1]}")
 
-    def wait(self, reqs, what: str) -> None:
-        """Wait for MPI requests, polling for failures of other ranks, up to the timeout."""
-        deadline = time.monotonic() + self.timeout
+    def wait(self, reqs, what: str, keep=()) -> None:
+        """`wait_for`, and if it raises, the requests and `keep` (their buffers) are held to the
+        end of the process: MPI cannot cancel a collective, and would write into freed memory
+        (a segfault, when the buffer was the program's) once the missing rank's part arrives or
+        MPI_Finalize cleans up."""
+        try:
+            self.wait_for(reqs, what)
+        except BaseException:
+            _IN_FLIGHT.append((reqs, keep))
+            raise
+
+    def wait_for(self, reqs, what: str) -> None:
+        """Wait for MPI requests up to the timeout, polling for failures of other ranks every
+        `_POLL` s: testing the requests (MPI progresses a non-blocking collective only when it
+        is tested) and yielding the core in between, for `_YIELD_FOR` s; then sleeping between
+        tests."""
         reqs = [r for r in reqs if r is not None]
-        while not self.MPI.Request.Testall(reqs):
-            self.check_failed(self.rank, what)
-            if time.monotonic() > deadline:
-                msg = f"{what} on replica {self.rank} timed out after {self.timeout:g} s"
-                self.fail(self.rank, msg)
-                raise XlaError(msg)
-            time.sleep(0.0002)
+        Testall = self.MPI.Request.Testall
+        if Testall(reqs):
+            return
+        start = time.monotonic()
+        deadline = start + self.timeout
+        poll = start + _POLL
+        exit_seen = None
+        while not Testall(reqs):
+            now = time.monotonic()
+            if now >= poll:
+                # a failure raises at once; a rank whose process ended only if the requests do not
+                # complete within _EXIT_GRACE s of the notice (its part may have been sent already)
+                self.check_failed(self.rank, what, exits=exit_seen is not None and now - exit_seen > _EXIT_GRACE)
+                if exit_seen is None and self.exited:
+                    exit_seen = now
+                if now > deadline:
+                    msg = f"{what} on replica {self.rank} timed out after {self.timeout:g} s"
+                    self.fail(self.rank, msg)
+                    raise XlaError(msg)
+                poll = now + _POLL
+            if now - start < _YIELD_FOR:
+                _yield()        # (time.sleep(0) sleeps for the timer slack, ~50-80 us)
+            else:
+                time.sleep(0.0002)
+
+    # the session -----------------------------------------------------------------------------
+    def begin(self, timeout: float) -> None:
+        """The start of a call: the previous call's end reached by every rank (or a failure
+        named), the call's own state fresh."""
+        self.timeout = float(timeout)
+        self.failed = self.reason = None
+        self.channels = {}
+        if self._end is not None:
+            self.wait([self._end], "the end of the previous run")
+            self._end = None
+        self._sends = [(q, d) for q, d in self._sends if not q.Test()]
+
+    def end(self) -> None:
+        """The end of a call: a barrier posted, not waited for (the next call waits), and a
+        failure another rank has already reported raised now."""
+        self._end = self.comm.Ibarrier()
+        self.check_failed(self.rank, "the run", exits=False)
+
+    def close(self) -> None:
+        """The end of a session (after a failure).  Its communicators are not freed: a
+        collective it abandoned may still be pending on them, and MPI progresses it (at the
+        latest in MPI_Finalize) through the communicator (freed, a segfault)."""
+        _LIVE.pop(id(self), None)
+        self.comm = None
 
     # collectives ------------------------------------------------------------------------------
     def prepare(self, sites) -> None:
         """Communicators for the replica groups of the program's collectives, made by every rank
-        at the start of the run (MPI_Comm_split is collective: made later, a rank that failed
+        at the start of the session (MPI_Comm_split is collective: made later, a rank that failed
         before reaching a collective would leave the others blocked in it)."""
         from xlair.dialect.ops.collectives import groups_for
         done = set()
@@ -236,8 +325,6 @@ class MpiRun:
     def exchange(self, replica: int, op: str, site, groups: list, value, timeout=None):
         """All values of the group, point to point (pickled; any value, any computation)."""
         group = next(g for g in groups if replica in g)
-        seq = self._counts.get(site, 0)
-        self._counts[site] = seq + 1
         data = np.frombuffer(pickle.dumps(value), np.uint8)
         sends = [self.comm.Isend([data, self.MPI.BYTE], dest=r, tag=_P2P_TAG) for r in group if r != replica]
         values = {replica: value}
@@ -252,21 +339,38 @@ class MpiRun:
                     msg = f"'xla.{op}' on replica {replica} timed out after {self.timeout:g} s waiting for replica {r}"
                     self.fail(replica, msg)
                     raise XlaError(msg)
-                time.sleep(0.0002)
+                _yield()
             buf = np.empty(st.Get_count(self.MPI.BYTE), np.uint8)
             self.comm.Recv([buf, self.MPI.BYTE], source=r, tag=_P2P_TAG)
             values[r] = pickle.loads(buf.tobytes())
-        self.wait(sends, f"'xla.{op}'")
+        self.wait(sends, f"'xla.{op}'", data)
         return [values[r] for r in group], group.index(replica)
 
-    def fast(self, site, hctx, kw):
-        """MPI's own collective for a call site when one matches, else None."""
+    def _plan(self, site, kw):
+        """How a call site runs on MPI, worked out at its first call: (op, sub-communicator,
+        MPI reduction op or None), or None for the point-to-point exchange."""
         from xlair.dialect.ops.collectives import groups_for
         op = site.op
         if op not in ("all_reduce", "cross_replica_sum", "all_gather", "all_to_all"):
             return None
         groups = groups_for(Check(op), kw.get("replica_groups", ()), self.n)
         group = next(g for g in groups if self.rank in g)
+        mop = None
+        if op in ("all_reduce", "cross_replica_sum"):
+            kind = "add" if op == "cross_replica_sum" else getattr(kw.get("computation"), "kind", None)
+            mop = {"add": self.MPI.SUM, "mul": self.MPI.PROD, "max": self.MPI.MAX, "min": self.MPI.MIN}.get(kind)
+            if mop is None:
+                return None
+        return op, self._subcomm(group), len(group), mop, kind if mop is not None else None
+
+    def fast(self, site, hctx, kw):
+        """MPI's own collective for a call site when one matches, else None."""
+        plan = self._sites.get(site, False)
+        if plan is False:
+            plan = self._sites[site] = self._plan(site, kw)
+        if plan is None:
+            return None
+        op, sub, size, mop, kind = plan
         x = kw["operand"]
         if isinstance(x, tuple):
             return None
@@ -274,32 +378,102 @@ class MpiRun:
         mpi_type = self.MPI._typedict.get(x.dtype.char)
         if mpi_type is None or x.dtype == np.bool_:
             return None
-        sub = self._subcomm(group)
-        if op in ("all_reduce", "cross_replica_sum"):
-            kind = "add" if op == "cross_replica_sum" else getattr(kw.get("computation"), "kind", None)
-            mop = {"add": self.MPI.SUM, "mul": self.MPI.PROD, "max": self.MPI.MAX, "min": self.MPI.MIN}.get(kind)
-            if mop is None or x.dtype.kind == "c" and kind in ("max", "min"):
+        if mop is not None:
+            if x.dtype.kind == "c" and kind in ("max", "min"):
                 return None
-            out = np.empty_like(x)
-            self.wait([sub.Iallreduce([x, mpi_type], [out, mpi_type], op=mop)], f"'xla.{op}'")
+            out = (hctx.new_array or np.empty_like)(x)     # (the program's own buffer, on the CPU)
+            self.wait([sub.Iallreduce([x, mpi_type], [out, mpi_type], op=mop)], f"'xla.{op}'", (x, out))
             return out
         if op == "all_gather":
             dim = kw["all_gather_dim"]
-            parts = np.empty((len(group),) + x.shape, x.dtype)
-            self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], f"'xla.{op}'")
+            if dim == 0 and hctx.new_array is not None:    # the parts land in the result as they are
+                parts = hctx.new_array(np.empty((size * x.shape[0],) + x.shape[1:], x.dtype))
+                self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], f"'xla.{op}'", (x, parts))
+                return parts
+            parts = np.empty((size,) + x.shape, x.dtype)
+            self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], f"'xla.{op}'", (x, parts))
             return np.concatenate(list(parts), axis=dim)
         if op == "all_to_all":
             k = kw["split_count"]
             blocks = np.ascontiguousarray(np.stack(np.split(x, k, axis=kw["split_dimension"])))
             recv = np.empty_like(blocks)
-            self.wait([sub.Ialltoall([blocks, mpi_type], [recv, mpi_type])], f"'xla.{op}'")
+            self.wait([sub.Ialltoall([blocks, mpi_type], [recv, mpi_type])], f"'xla.{op}'", (blocks, recv))
             return np.concatenate(list(recv), axis=kw["concat_dimension"])
         return None
 
-    def finish(self) -> None:
-        """A barrier that also reports a failure of any rank."""
-        self.wait([self.comm.Ibarrier()], "the end of the run")
-        self.check_failed(self.rank, "the run")
+
+#: the MPI sessions of each executable on this rank: {communicator handle: MpiRun}
+_SESSIONS: "weakref.WeakKeyDictionary" = None
+#: a start barrier on a user communicator that timed out, still pending: the next session
+#: set-up on that communicator waits for it rather than posting another (MPI matches collectives
+#: in order; a second one would pair with the other ranks' next barrier)
+_PENDING_START: dict = {}
+
+
+def _session(exe, comm: "MpiComm", timeout: float) -> MpiRun:
+    global _SESSIONS
+    import weakref
+    if _SESSIONS is None:
+        _SESSIONS = weakref.WeakKeyDictionary()
+        import atexit
+        atexit.register(_notify_exit)     # (runs before mpi4py's own MPI_Finalize, registered earlier)
+    mine = _SESSIONS.setdefault(exe, {})
+    key = comm.comm.py2f()
+    run = mine.get(key)
+    if run is not None:
+        return run
+    from mpi4py import MPI
+    probe = MpiRun.__new__(MpiRun)      # the waiting machinery, before the session's communicator exists
+    probe.MPI, probe.comm, probe.rank, probe.n, probe.timeout = MPI, comm.comm, comm.rank, comm.size, timeout
+    probe.failed, probe.exited, probe.reason, probe._sends = None, {}, None, []
+    start = _PENDING_START.pop(key, None) or comm.comm.Ibarrier()
+    try:        # all ranks present before the collective set-up (which cannot time out)
+        probe.wait([start], "the start of the run")
+    except XlaError:
+        _PENDING_START[key] = start
+        raise XlaError(f"replicated run of {exe.name}: not every rank started the run within {timeout:g} s "
+                       f"(replica {comm.rank})") from None
+    run = mine[key] = MpiRun(comm.comm, exe._sites, timeout)
+    return run
+
+
+#: the sessions not closed, by id (the exit notice reaches their peers)
+_LIVE: dict = {}
+#: MPI requests that may still be in flight, with their buffers: error messages of dropped
+#: sessions and collectives abandoned by a failure (the buffers must outlive them)
+_IN_FLIGHT: list = []
+
+
+def _notify_exit() -> None:
+    """At the exit of this process: every peer of a live session is told, so that a rank still
+    waiting for this one in a collective raises an XlaError naming it rather than timing out."""
+    sends = []
+    for run in list(_LIVE.values()):
+        if run.comm is not None and run.failed is None:
+            run.fail(run.rank, f"the process of rank {run.rank} exited", exited=True)
+            sends += run._sends
+    deadline = time.monotonic() + 1.0
+    while sends and time.monotonic() < deadline:
+        sends = [(q, d) for q, d in sends if not q.Test()]
+        time.sleep(0.001)
+    # Requests still in flight (collectives abandoned by a failure) hold buffers of the program:
+    # MPI is finalized now, and they are released while IREE's runtime is alive (released in the
+    # interpreter's teardown, after it, they crashed the exit).  Without such requests mpi4py
+    # finalizes MPI itself, after this.
+    _IN_FLIGHT[:] = [(q, d) for q, d in _IN_FLIGHT if not all(r.Test() for r in q)]
+    if _IN_FLIGHT:
+        from mpi4py import MPI
+        if not MPI.Is_finalized():
+            MPI.Finalize()
+        _IN_FLIGHT.clear()
+
+
+def _drop(exe, comm: "MpiComm") -> None:
+    run = (_SESSIONS or {}).get(exe, {}).pop(comm.comm.py2f(), None)
+    if run is not None:
+        _IN_FLIGHT[:] = [(q, d) for q, d in _IN_FLIGHT + [([q], d) for q, d in run._sends]
+                            if not all(r.Test() for r in q)]
+        run.close()
 
 
 def run_mpi(exe, comm, args, timeout: float):
@@ -311,30 +485,29 @@ def run_mpi(exe, comm, args, timeout: float):
     if not isinstance(args, (list, tuple)):
         raise XlaError(f"run_on_rank takes the rank's arguments as a list or tuple; got {type(args).__name__}")
     vals = check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {comm.rank}")
-    start = MpiRun(comm.comm, timeout)
-    try:        # all ranks present before the collective set-up (which cannot time out)
-        start.wait([comm.comm.Ibarrier()], "the start of the run")
+    run = _session(exe, comm, timeout)
+    try:
+        run.begin(timeout)
     except XlaError:
-        raise XlaError(f"replicated run of {exe.name}: not every rank started the run within {timeout:g} s "
-                       f"(replica {comm.rank})") from None
-    run = MpiRun(comm.comm.Dup(), timeout)
-    run.prepare(exe._sites)
+        _drop(exe, comm)
+        r, msg = run.reason or (comm.rank, "timed out")
+        raise XlaError(f"replicated run of {exe.name} failed on replica {r} (in its previous run): {msg}") from None
     try:
         out = exe._invoke(comm.rank, vals, run)
     except BaseException as e:      # noqa: BLE001
-        f = run._poll_error()
+        f = run.reason or run._poll_error()
+        if f is None or f[0] == comm.rank:
+            run.fail(comm.rank, _message(e))
+        _drop(exe, comm)
         if f is not None and f[0] != comm.rank:
             raise XlaError(f"replicated run of {exe.name} failed on replica {f[0]}: {f[1]}") from None
-        run.fail(comm.rank, _message(e))
         raise XlaError(f"replicated run of {exe.name} failed on replica {comm.rank}: {_message(e)}") from None
     try:
-        run.finish()
+        run.end()
     except XlaError:
-        r, msg = run.failed
+        _drop(exe, comm)
+        r, msg = run.reason
         raise XlaError(f"replicated run of {exe.name} failed on replica {r}: {msg}") from None
-    for c in run._subcomms.values():
-        c.Free()
-    run.comm.Free()
     return out
 
 

@@ -104,6 +104,8 @@ class Executable:
             if self.target.backend == "llvm-cpu":  # before IREE loads code this CPU cannot run
                 cpus.check_runnable(self._vmfb, sig.get("cpu"), f"the artifact {self.name!r}")
             self.driver = self.target.driver
+            #: the CPU drivers work in host memory: results are viewed, host calls share buffers
+            self._host_memory = self.target.backend == "llvm-cpu"
             if self.driver == "local-task" and _runs_inline(sig, self.parameter_shapes, self.result_shape):
                 self.driver = "local-sync"
                 cfg = _config(self.driver)
@@ -121,7 +123,7 @@ class Executable:
         self._leaves_out = self.result_shape.leaves()
         # per leaf, what the copy in and the view out need (computed once, not per call)
         self._wire_in = [_wire(s) for s in self._leaves_in]
-        host_mapped = self.target.backend == "llvm-cpu"
+        host_mapped = self._host_memory
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
 
     def _setup_host(self, sig: dict, cfg) -> None:
@@ -149,7 +151,7 @@ class Executable:
             rt = _rt()
             modules = [self._vm_module]
             if self._sites:
-                modules.insert(0, host.host_module(self._sites, self._hosts[replica], self._device))
+                modules.insert(0, host.host_module(self._sites, self._hosts[replica], self._device, self._host_memory))
             ctx = rt.SystemContext(vm_modules=modules, config=self._cfg)
             if self._vm_module.lookup_function("xlair_set_replica") is not None:
                 ctx.modules.module["xlair_set_replica"](np.asarray(replica, np.int32))

@@ -33,7 +33,7 @@ def check(comm):
     if n == 4:
         outs.append(O.all_reduce(x, sc("add", F32), [[0, 2], [1, 3]]))
     O.tuple(outs)
-    exe = xla.compile(b.build(), "cpu", replicas=n)
+    exe_mixed = exe = xla.compile(b.build(), "cpu", replicas=n)
     xr = np.array([r + 1.0, 10.0 * (r + 1) - 25], np.float32)
     got = exe.run_on_rank(comm, [xr, np.int32(r + 1)])
     xs = [np.array([k + 1.0, 10.0 * (k + 1) - 25], np.float32) for k in range(n)]
@@ -73,6 +73,44 @@ def check(comm):
             return f"fault reported as {e}"
     else:
         return "the fault on rank 1 was not reported"
+    # the first program again: its session was kept, and it still runs (three calls)
+    for _ in range(3):
+        again = exe_mixed.run_on_rank(comm, [xr, np.int32(r + 1)])
+        if not np.array_equal(again[1], want[1]):
+            return f"a later call of the first program: all_reduce gave {again[1]}, want {want[1]}"
+    # a fault on rank 1 after its last collective: the others' call succeeds, their next call
+    # reports it (naming replica 1), and the call after that runs on a new session
+    def late(v):
+        if r == 1:
+            raise ValueError("rank one fails late")
+        return v
+    xla.register_custom_call("late", late)
+    b = xla.Builder("late_fault")
+    O.custom_call("late", [O.all_reduce(b.parameter(0, Shape(F32, ())), sc("add", F32))], Shape(F32, ()))
+    late_exe = xla.compile(b.build(), "cpu", replicas=n)
+    late_exe.timeout = 20
+    reported = r == 1
+    try:
+        got = late_exe.run_on_rank(comm, [np.float32(r)])
+        if r == 1:
+            return "rank 1's late fault did not raise on rank 1"
+        if float(got) != sum(range(n)):
+            return f"late_fault before the fault: got {got}"
+    except xla.XlaError as e:       # (a rank that ends its call after the report reaches it raises now)
+        if "failed on replica 1" not in str(e) or "rank one fails late" not in str(e):
+            return f"late fault reported on rank {r} as {e}"
+        reported = True
+    if not reported:
+        try:
+            late_exe.run_on_rank(comm, [np.float32(r)])
+            return "the late fault on rank 1 was not reported at the next call"
+        except xla.XlaError as e:
+            if "failed on replica 1" not in str(e) or "rank one fails late" not in str(e):
+                return f"late fault reported at the next call as {e}"
+    xla.register_custom_call("late", lambda v: v)
+    got = late_exe.run_on_rank(comm, [np.float32(r)])
+    if float(got) != sum(range(n)):
+        return f"late_fault on a new session: got {got}"
     return None
 
 

@@ -34,6 +34,14 @@ def test_collectives_on_mpi_ranks(n):
     assert ok == list(range(n)) and "FAIL" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
 
 
+def test_a_rank_that_exits_is_named_by_the_others():
+    """mpirun -n 3, rank 2 exits after one call: the next call of ranks 0 and 1 fails with an
+    XlaError naming replica 2 (well within the 30 s timeout), and every process ends."""
+    r = _mpirun(3, ROOT / "tests" / "e2e" / "mpi_exit.py", timeout=120)
+    ok = sorted(int(k) for k in re.findall(r"RANK (\d+) OK", r.stdout))
+    assert ok == [0, 1, 2] and "FAIL" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
+
+
 def test_data_parallel_example_under_mpirun():
     r = _mpirun(2, ROOT / "examples" / "data_parallel.py")
     ranks = sorted(int(k) for k in re.findall(r"rank (\d+) of 2: w = .*? ok", r.stdout))

@@ -308,3 +308,27 @@ def test_large_results_returned_twice_do_not_alias(n):
     out[0][:] = -1
     for k, a in enumerate(out[1:], 1):
         np.testing.assert_array_equal(a, np.full(m, 2.0 if k % 2 == 0 else float(k), np.float32))
+
+
+def _aligned(n: int, value: float) -> np.ndarray:
+    raw = np.empty(n + 16, np.float32)
+    off = (-raw.__array_interface__["data"][0] % 64) // 4
+    a = raw[off:off + n]
+    a[:] = value
+    return a
+
+
+def test_program_never_writes_the_callers_array():
+    """IREE may update an argument's buffer in place (iree-org/iree#16168): a large, 64-byte
+    aligned argument that the program updates at one element is still as it was after the call
+    (arguments are copied in, never imported; device.to_device)."""
+    m = 8192
+    b = xla.Builder("update")
+    x = b.parameter(0, Shape(F32, (m,)), "x")
+    O.dynamic_update_slice(x, O.constant(b, np.array([-1.0], np.float32)), [O.constant(b, np.int32(5))])
+    a = _aligned(m, 2.0)
+    got = xla.compile(b.build(), target="cpu")(a)
+    np.testing.assert_array_equal(a, np.full(m, 2.0, np.float32))
+    want = np.full(m, 2.0, np.float32)
+    want[5] = -1
+    np.testing.assert_array_equal(got, want)
