@@ -48,6 +48,7 @@ from xlair.compile import compile_vmfb  # noqa: E402
 
 from harness import (cpu_summary, device_call, fmt_ms, geomean, interleaved, jax_available,  # noqa: E402
                      xla_cpu)
+import bench_collectives  # noqa: E402
 import bench_models  # noqa: E402
 import bench_windows  # noqa: E402
 from bench_sort import comparator  # noqa: E402
@@ -409,7 +410,7 @@ def per_call(rounds: int) -> dict:
 #: The sections of RESULTS.md, each measured and written by one part of this script; a run of
 #: some sections (`--section`, or `--only` naming items of one) keeps the others' text as the
 #: previous RESULTS.md has it.
-SECTIONS = ("ops", "models")
+SECTIONS = ("ops", "models", "collectives")
 
 
 def main():
@@ -417,7 +418,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
     ap.add_argument("--section", choices=("all",) + SECTIONS, default="all",
                     help="ops: the workloads, 100-op compile and call overhead; models: the programs of "
-                         "tests/models/model_programs.py against jax.jit (default: all)")
+                         "tests/models/model_programs.py against jax.jit; collectives: AllReduce, AllGather "
+                         "and CollectivePermute in threads and on MPI ranks beside mpi4py (default: all)")
     ap.add_argument("--only", nargs="*", help="workload function names (matmul, sort, ...) and/or model "
                                                "program names (mlp_forward, gpt_adamw_step, ...)")
     ap.add_argument("-o", default=str(HERE / "RESULTS.md"))
@@ -429,7 +431,7 @@ def main():
         if unknown:
             ap.error(f"--only: no workload or program named {', '.join(unknown)}")
         named = {"ops": set(opts.only) & set(workloads),
-                 "models": set(opts.only) & set(bench_models.PROGRAMS)}
+                 "models": set(opts.only) & set(bench_models.PROGRAMS), "collectives": set()}
         sections = [s for s in sections if named[s]]
     rounds = 5 if opts.quick else 21
     t_start = time.perf_counter()
@@ -443,12 +445,13 @@ def main():
     ops = run_ops([workloads[n] for n in workloads if not opts.only or n in opts.only], rounds,
                   full=not opts.only) if "ops" in sections else None
     models = bench_models.run(only=opts.only, quick=opts.quick) if "models" in sections else None
+    collectives = bench_collectives.run(quick=opts.quick) if "collectives" in sections else None
     elapsed = time.perf_counter() - t_start
     try:
         facts.append("Load average at the end: " + " ".join(open("/proc/loadavg").read().split()[:3]))
     except OSError:
         pass
-    write_results(pathlib.Path(opts.o), facts, ops, models, elapsed)
+    write_results(pathlib.Path(opts.o), facts, ops, models, elapsed, collectives)
     print(f"wrote {opts.o} ({elapsed:.0f} s)")
 
 
@@ -483,10 +486,10 @@ def previous_section(path: pathlib.Path, name: str) -> list[str] | None:
     return m.group(1).removesuffix("\n").split("\n") if m else None
 
 
-def write_results(path, facts, ops, models, elapsed):
+def write_results(path, facts, ops, models, elapsed, collectives=None):
     """RESULTS.md, the one writer: a header (this run and the machine), then each section
     between its marks, measured now or kept from the previous file."""
-    run = [s for s, r in (("ops", ops), ("models", models)) if r is not None]
+    run = [s for s, r in (("ops", ops), ("models", models), ("collectives", collectives)) if r is not None]
     kept = [s for s in SECTIONS if s not in run]
     note = f" ({', '.join(kept)} kept from the previous RESULTS.md; see its own date line)" if kept else ""
     L = ["# xlair benchmark results (CPU)", "",
@@ -495,13 +498,15 @@ def write_results(path, facts, ops, models, elapsed):
          f"run: {', '.join(run) or 'none'}{note}.", ""]
     L += [f"- {f}" for f in facts]
     L.append("")
-    titles = {"ops": "## Workloads", "models": bench_models.TITLE}
+    titles = {"ops": "## Workloads", "models": bench_models.TITLE, "collectives": bench_collectives.TITLE}
     for name in SECTIONS:
         begin, end = _marks(name)
         if name == "ops" and ops is not None:
             body = ops_lines(ops)
         elif name == "models" and models is not None:
             body = bench_models.section_lines(models)
+        elif name == "collectives" and collectives is not None:
+            body = bench_collectives.section_lines(collectives)
         else:
             body = previous_section(path, name) or [
                 titles[name], "", f"Not measured yet: run `bench/bench.py --section {name}`.", ""]

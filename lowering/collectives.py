@@ -5,7 +5,7 @@ which the runtime sets once per replica's VM context through the exported
 `@xlair_set_replica(tensor<i32>)`; it costs no host call.
 
 Each collective is a host call (lowering/side_effects.py `host_call`).  AllReduce describes
-its computation for the host: `"computation": "add" | "mul" | "max" | "min" | "and" | "or"`
+its computation for the host: `"computation": "add" | "mul" | "max" | "min" | "and" | "or" | "xor"`
 when the region is that one op of its two parameters (numpy, or MPI's Allreduce, does it),
 else the text of a module whose @main is the computation (xlair's interpreter runs it on whole
 arrays).  CrossReplicaSum is described as an AllReduce with "add".
@@ -22,7 +22,7 @@ from .side_effects import host_call
 REPLICA_GLOBAL = "xlair_replica_id"
 SET_REPLICA_FUNCTION = "xlair_set_replica"
 _KINDS = {"xla.add": "add", "xla.mul": "mul", "xla.max": "max", "xla.min": "min", "xla.and": "and",
-          "xla.or": "or"}
+          "xla.or": "or", "xla.xor": "xor"}
 
 
 def _i32() -> ir.Type:

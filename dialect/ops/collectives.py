@@ -79,7 +79,7 @@ def groups_for(chk, replica_groups, n: int) -> list[list[int]]:
 # how the values of a group combine (shared by the interpreter and the host)
 # ----------------------------------------------------------------------------------------
 NUMPY_REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
-                  "and": np.bitwise_and, "or": np.bitwise_or}
+                  "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
 def fold(values, reducer):

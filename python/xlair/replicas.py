@@ -9,16 +9,21 @@
   an executable on a communicator sets up its session (collectively: a barrier, a Dup of the
   communicator, one sub-communicator per replica group), which later calls reuse: a call costs
   what its collectives cost (one AllReduce of f32[1024] ~40 us a call on 2 ranks, was 1.5 ms).
-  Collectives use MPI's own where they match: Allreduce (SUM / PROD / MAX / MIN computations),
-  Allgather (AllGather), Alltoall (AllToAll), on the operands in the program's own buffers and
-  into new program buffers on the CPU (no copies); other computations and CollectivePermute
-  go point to point (Isend / Irecv).  Every MPI wait is non-blocking and polled, with the
+  Collectives use MPI's own where they match: Allreduce where MPI's result is bit for bit the
+  thread replicas' left fold (add, mul, max, min, and, or, xor of integers; and, or, xor of
+  PRED; add and mul of two floating-point values), Allgather then the fold for the other
+  add/mul/max/min/and/or/xor reductions, Allgather (AllGather), Alltoall (AllToAll), on the
+  operands in the program's own buffers and into new program buffers on the CPU (no copies);
+  CollectivePermute is an Isend / Irecv of the same buffers; other computations exchange
+  pickled values point to point.  Every MPI wait is non-blocking and polled, with the
   timeout.  A rank that fails tells the others (a message on a reserved tag) before raising;
   they raise at their wait, naming it.  A call ends by posting a barrier the next call waits
   for, so a rank that failed after its last collective is named at the others' next call.  A
   rank whose process exits tells the others too (atexit): a wait that still needs it raises,
-  naming it.  After a failure every rank starts a new session.  Send/Recv channels stay
-  within a process (a rank's own channel namespace).
+  naming it.  After a failure every rank starts a new session.  Send/Recv: a channel whose
+  Send is in one rank's program and whose Recv is in another's is MPI point to point between
+  them (tagged by the channel; in order), whether the ranks run the same program or different
+  ones; a channel with both ends in one rank's program stays in-process.
 
 A run that fails raises `XlaError` naming the failed replica; no wait lasts longer than the
 timeout (Executable.timeout, default 60 s).
@@ -142,6 +147,7 @@ def _message(e: BaseException) -> str:
 # ----------------------------------------------------------------------------------------
 _ERROR_TAG = 32000
 _P2P_TAG = 32001
+_PERMUTE_TAG = 32002
 
 
 class MpiComm:
@@ -165,6 +171,55 @@ def mpi(comm=None) -> MpiComm:
         raise XlaError(f"xlair.replicas.mpi needs mpi4py (pip install mpi4py; and an MPI such as "
                        f"OpenMPI): {e}") from None
     return MpiComm(comm if comm is not None else MPI.COMM_WORLD)
+
+
+#: the tags of channels between ranks: _CHANNEL_TAG0 + channel handle
+_CHANNEL_TAG0 = 1000
+_CHANNEL_TAGS = 30000
+
+
+class _MpiChannel:
+    """One channel between this rank and the other rank at its other end: a Send is an MPI Isend
+    to it, a Recv an MPI receive from it (MPI keeps the messages of one sender, tag and
+    communicator in order: the channel stays a FIFO).  The same interface as effects.Feed."""
+
+    def __init__(self, run, handle: int, peers: list):
+        self.run, self.handle, self.peers = run, handle, peers
+        self.what = f"channel {handle}"
+
+    def _peer(self, doing: str) -> int:
+        if len(self.peers) != 1:
+            raise XlaError(f"'xla.{doing}' channel_handle {self.handle} on rank {self.run.rank}: the other end "
+                           f"of the channel must be on one rank; ranks {self.peers} have it")
+        if self.handle >= _CHANNEL_TAGS:
+            raise XlaError(f"'xla.{doing}' channel_handle {self.handle}: a channel between MPI ranks must have "
+                           f"a handle below {_CHANNEL_TAGS}")
+        return self.peers[0]
+
+    def put(self, value) -> None:
+        run = self.run
+        data = np.frombuffer(pickle.dumps(np.asarray(value)), np.uint8)
+        req = run.comm.Isend([data, run.MPI.BYTE], dest=self._peer("send"), tag=_CHANNEL_TAG0 + self.handle)
+        run._sends.append((req, data))
+
+    def get(self, timeout: float, abort=None):
+        run = self.run
+        peer, tag = self._peer("recv"), _CHANNEL_TAG0 + self.handle
+        st = run.MPI.Status()
+        start = time.monotonic()
+        while not run.comm.Iprobe(source=peer, tag=tag, status=st):
+            if abort is not None:
+                abort()
+            now = time.monotonic()
+            if now > start + timeout:
+                raise XlaError(f"{self.what} is empty: nothing arrived from rank {peer} within {timeout:g} s")
+            if now - start < _YIELD_FOR:
+                _yield()
+            else:
+                time.sleep(0.0002)
+        buf = np.empty(st.Get_count(run.MPI.BYTE), np.uint8)
+        run.comm.Recv([buf, run.MPI.BYTE], source=peer, tag=tag)
+        return pickle.loads(buf.tobytes())
 
 
 class MpiRun:
@@ -192,6 +247,7 @@ class MpiRun:
         self.comm = None
         self.comm = base.Dup()
         self.prepare(sites)
+        self._routes = self._channel_routes(sites)
         _LIVE[id(self)] = self      # (for the exit notice: held until closed, past its executable)
 
     # failures -------------------------------------------------------------------------------
@@ -277,7 +333,7 @@ class MpiRun:
         named), the call's own state fresh."""
         self.timeout = float(timeout)
         self.failed = self.reason = None
-        self.channels = {}
+        self.channels = dict(self._routes)      # channels to other ranks; the rest in-process
         if self._end is not None:
             self.wait([self._end], "the end of the previous run")
             self._end = None
@@ -317,6 +373,26 @@ class MpiRun:
             sub = self.comm.Split(color, group.index(self.rank))
             self._subcomms.setdefault(tuple(group), sub)
 
+    def _channel_routes(self, sites) -> dict:
+        """{channel handle: _MpiChannel} for the channels this rank shares with another rank.
+        Every rank tells the others (allgather, at the set-up) which channels its program sends
+        on and receives on.  A Send on a channel this rank does not receive on goes to the one
+        other rank that does; a Recv on a channel this rank does not send on comes from the one
+        other rank that does; a channel with both ends on this rank stays in-process (XLA's
+        FIFO, as in one process).  More than one candidate rank is an error at the Send or Recv."""
+        mine = ({s.attrs["channel_handle"] for s in sites if s.op == "send"},
+                {s.attrs["channel_handle"] for s in sites if s.op == "recv"})
+        every = self.comm.allgather(mine)
+        routes = {}
+        for c in mine[0] | mine[1]:
+            if c in mine[0] and c in mine[1]:
+                continue
+            end = 1 if c in mine[0] else 0          # where the other end is: Recvs, or Sends
+            peers = [r for r, ends in enumerate(every) if r != self.rank and c in ends[end]]
+            if peers:
+                routes[c] = _MpiChannel(self, c, peers)
+        return routes
+
     def _subcomm(self, group):
         if list(group) == list(range(self.n)):
             return self.comm
@@ -348,56 +424,92 @@ class MpiRun:
 
     def _plan(self, site, kw):
         """How a call site runs on MPI, worked out at its first call: (op, sub-communicator,
-        MPI reduction op or None), or None for the point-to-point exchange."""
-        from xlair.dialect.ops.collectives import groups_for
+        group size, reduction kind or None), for CollectivePermute (op, None, None, (the rank
+        this one sends to, the rank it receives from), either None), or None for the
+        point-to-point exchange of pickled values."""
+        from xlair.dialect.ops.collectives import groups_for, permute_source
         op = site.op
+        if op == "collective_permute":
+            pairs = kw["source_target_pairs"]
+            target = next((t for s, t in pairs if s == self.rank), None)
+            return op, None, None, (target, permute_source(pairs, self.rank))
         if op not in ("all_reduce", "cross_replica_sum", "all_gather", "all_to_all"):
             return None
         groups = groups_for(Check(op), kw.get("replica_groups", ()), self.n)
         group = next(g for g in groups if self.rank in g)
-        mop = None
+        kind = None
         if op in ("all_reduce", "cross_replica_sum"):
             kind = "add" if op == "cross_replica_sum" else getattr(kw.get("computation"), "kind", None)
-            mop = {"add": self.MPI.SUM, "mul": self.MPI.PROD, "max": self.MPI.MAX, "min": self.MPI.MIN}.get(kind)
-            if mop is None:
+            if kind is None:
                 return None
-        return op, self._subcomm(group), len(group), mop, kind if mop is not None else None
+        return op, self._subcomm(group), len(group), kind
+
+    def _mpi_op(self, kind: str, dtype: np.dtype, size: int):
+        """MPI's own reduction for `kind` on `dtype` when its result is bit for bit the thread
+        replicas' left fold in group order: every integer reduction; and, or, xor of PRED; a
+        floating-point sum or product of two values (commutative).  None: gather, then fold."""
+        M = self.MPI
+        if dtype.kind in "iu":
+            return {"add": M.SUM, "mul": M.PROD, "max": M.MAX, "min": M.MIN, "and": M.BAND, "or": M.BOR,
+                    "xor": M.BXOR}.get(kind)
+        if dtype.kind == "b":
+            return {"and": M.LAND, "or": M.LOR, "xor": M.LXOR, "max": M.LOR, "min": M.LAND}.get(kind)
+        if dtype.kind in "fc" and size == 2:
+            return {"add": M.SUM, "mul": M.PROD}.get(kind)
+        return None
 
     def fast(self, site, hctx, kw):
         """MPI's own collective for a call site when one matches, else None."""
+        from xlair.dialect.ops.collectives import NUMPY_REDUCERS, fold
         plan = self._sites.get(site, False)
         if plan is False:
             plan = self._sites[site] = self._plan(site, kw)
         if plan is None:
             return None
-        op, sub, size, mop, kind = plan
+        op, sub, size, kind = plan
         x = kw["operand"]
         if isinstance(x, tuple):
             return None
         x = np.ascontiguousarray(x)
         mpi_type = self.MPI._typedict.get(x.dtype.char)
-        if mpi_type is None or x.dtype == np.bool_:
+        if mpi_type is None:
             return None
-        if mop is not None:
-            if x.dtype.kind == "c" and kind in ("max", "min"):
-                return None
-            out = (hctx.new_array or np.empty_like)(x)     # (the program's own buffer, on the CPU)
-            self.wait([sub.Iallreduce([x, mpi_type], [out, mpi_type], op=mop)], f"'xla.{op}'", (x, out))
+        what = f"'xla.{op}'"
+        if op == "collective_permute":        # point to point, on the program's buffers
+            target, source = kind
+            out = (hctx.new_array or np.empty_like)(x)
+            reqs = []
+            if source is None:
+                out[...] = 0
+            else:
+                reqs.append(self.comm.Irecv([out, mpi_type], source=source, tag=_PERMUTE_TAG))
+            if target is not None:
+                reqs.append(self.comm.Isend([x, mpi_type], dest=target, tag=_PERMUTE_TAG))
+            self.wait(reqs, what, (x, out))
             return out
+        if kind is not None:
+            mop = self._mpi_op(kind, x.dtype, size)
+            if mop is not None:
+                out = (hctx.new_array or np.empty_like)(x)     # (the program's own buffer, on the CPU)
+                self.wait([sub.Iallreduce([x, mpi_type], [out, mpi_type], op=mop)], what, (x, out))
+                return out
+            parts = np.empty((size,) + x.shape, x.dtype)        # gather, then the left fold
+            self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], what, (x, parts))
+            return fold(list(parts), NUMPY_REDUCERS[kind])
         if op == "all_gather":
             dim = kw["all_gather_dim"]
             if dim == 0 and hctx.new_array is not None:    # the parts land in the result as they are
                 parts = hctx.new_array(np.empty((size * x.shape[0],) + x.shape[1:], x.dtype))
-                self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], f"'xla.{op}'", (x, parts))
+                self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], what, (x, parts))
                 return parts
             parts = np.empty((size,) + x.shape, x.dtype)
-            self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], f"'xla.{op}'", (x, parts))
+            self.wait([sub.Iallgather([x, mpi_type], [parts, mpi_type])], what, (x, parts))
             return np.concatenate(list(parts), axis=dim)
         if op == "all_to_all":
             k = kw["split_count"]
             blocks = np.ascontiguousarray(np.stack(np.split(x, k, axis=kw["split_dimension"])))
             recv = np.empty_like(blocks)
-            self.wait([sub.Ialltoall([blocks, mpi_type], [recv, mpi_type])], f"'xla.{op}'", (blocks, recv))
+            self.wait([sub.Ialltoall([blocks, mpi_type], [recv, mpi_type])], what, (blocks, recv))
             return np.concatenate(list(recv), axis=kw["concat_dimension"])
         return None
 

@@ -13,7 +13,7 @@ from xlair import ops as O
 
 def sc(op, et):
     b = xla.Builder(op)
-    getattr(O, op)(b.parameter(0, Shape(et, ())), b.parameter(1, Shape(et, ())))
+    getattr(O, op + "_" if op in ("and", "or") else op)(b.parameter(0, Shape(et, ())), b.parameter(1, Shape(et, ())))
     return b.build()
 
 
@@ -47,6 +47,26 @@ def check(comm):
     for k, (g, w) in enumerate(zip(got, want)):
         if not np.array_equal(np.asarray(g), np.asarray(w)) or np.asarray(g).dtype != np.asarray(w).dtype:
             return f"output {k}: got {g!r}, want {w!r}"
+    # bit for bit the thread replicas' left fold ((v0 op v1) op v2) ...: an order-sensitive f32
+    # sum and max (with a NaN), an s32 xor, a PRED and
+    b = xla.Builder("bits")
+    f = b.parameter(0, Shape(F32, (4,)))
+    s = b.parameter(1, Shape(S32, (3,)))
+    p = b.parameter(2, Shape(xla.PRED, (2,)))
+    O.tuple([O.all_reduce(f, sc("add", F32)), O.all_reduce(f, sc("max", F32)), O.all_reduce(s, sc("xor", S32)),
+             O.all_reduce(p, sc("and", xla.PRED))])
+    exe = xla.compile(b.build(), "cpu", replicas=n)
+    fs = [np.array([1e8 if k % 2 == 0 else -1e8, 1.0 + k / 3, 3.0 ** -k, np.nan if k == 1 else k], np.float32)
+          for k in range(n)]
+    ss = [np.array([k * 7 + 1, -k, 1 << k], np.int32) for k in range(n)]
+    ps = [np.array([True, k != 2], np.bool_) for k in range(n)]
+    got = exe.run_on_rank(comm, [fs[r], ss[r], ps[r]])
+    folds = [fs[0], fs[0], ss[0], ps[0]]
+    for k in range(1, n):
+        folds = [folds[0] + fs[k], np.maximum(folds[1], fs[k]), folds[2] ^ ss[k], folds[3] & ps[k]]
+    for k, (g, w) in enumerate(zip(got, folds)):
+        if np.asarray(g).tobytes() != np.asarray(w).tobytes():
+            return f"bit-identical fold {k}: got {g!r}, want {w!r}"
     # the spec's AllToAll: x f32[4,16], split_dimension 1, concat_dimension 0, split_count n
     b = xla.Builder("a2a")
     O.all_to_all(b.parameter(0, Shape(F32, (4, 4 * n))), 1, 0, n)
@@ -114,10 +134,12 @@ def check(comm):
     return None
 
 
-def main():
+def main(checks=check):
+    """Run `checks(comm)` (None, or why it failed) on this rank and print the verdict (also the
+    harness of the other mpirun scripts here)."""
     comm = xla.replicas.mpi()
     try:
-        why = check(comm)
+        why = checks(comm)
     except Exception:       # noqa: BLE001
         why = traceback.format_exc().replace("\n", " | ")
     print(f"RANK {comm.rank} {'OK' if why is None else 'FAIL ' + why}", flush=True)

@@ -1,7 +1,9 @@
 """Replicas as MPI ranks: `mpirun --oversubscribe --allow-run-as-root -n 2` and `-n 4` run
 tests/e2e/mpi_program.py (the collectives' spec examples on each rank, checked against
-hand-derived values, and a fault on rank 1 that every rank must report), and the README's
-data-parallel training step (examples/data_parallel.py)."""
+hand-derived values, a fault on rank 1 that every rank must report, before and after its last
+collective, and calls on a kept session), mpi_channels.py (Send/Recv between ranks running
+different programs), mpi_exit.py (`-n 3`, a rank that exits early), and the data-parallel
+examples."""
 import importlib.util
 import os
 import pathlib
@@ -34,6 +36,12 @@ def test_collectives_on_mpi_ranks(n):
     assert ok == list(range(n)) and "FAIL" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
 
 
+def test_send_recv_between_ranks_running_different_programs():
+    r = _mpirun(2, ROOT / "tests" / "e2e" / "mpi_channels.py", timeout=120)
+    ok = sorted(int(k) for k in re.findall(r"RANK (\d+) OK", r.stdout))
+    assert ok == [0, 1] and "FAIL" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
+
+
 def test_a_rank_that_exits_is_named_by_the_others():
     """mpirun -n 3, rank 2 exits after one call: the next call of ranks 0 and 1 fails with an
     XlaError naming replica 2 (well within the 30 s timeout), and every process ends."""
@@ -45,6 +53,14 @@ def test_a_rank_that_exits_is_named_by_the_others():
 def test_data_parallel_example_under_mpirun():
     r = _mpirun(2, ROOT / "examples" / "data_parallel.py")
     ranks = sorted(int(k) for k in re.findall(r"rank (\d+) of 2: w = .*? ok", r.stdout))
+    assert ranks == [0, 1] and "MISMATCH" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
+
+
+def test_flax_data_parallel_example_under_mpirun():
+    """examples/data_parallel_mpi.py: the flax MLP with optax Adam, gradients averaged by an
+    AllReduce over 2 ranks, gives the loss curve of one process on the whole batch."""
+    r = _mpirun(2, ROOT / "examples" / "data_parallel_mpi.py", timeout=600)
+    ranks = sorted(int(k) for k in re.findall(r"rank (\d+) of 2: final loss .*? ok", r.stdout))
     assert ranks == [0, 1] and "MISMATCH" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
 
 
