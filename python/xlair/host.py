@@ -173,8 +173,10 @@ def host_module(sites: list[CallSite], host: HostContext, device, mapped: bool =
                         made[id(a)] = (a, bv)
                         return a
                     h.new_array = new_array
-                outs = site.run(h, leaves, views)
-                h.new_array = None
+                try:
+                    outs = site.run(h, leaves, views)
+                finally:
+                    h.new_array = None
                 bufs = [made[id(a)][1].ref if made.get(id(a), (None,))[0] is a
                         else to_device(device, a, s).ref
                         for a, s in zip(outs, site.out_leaves)]
