@@ -21,6 +21,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from harness import cpu_summary  # noqa: E402
+
 TITLE = "## Collectives: replicas in threads and on MPI ranks, beside mpi4py"
 OPS = ("all_reduce", "all_gather", "collective_permute")
 SIZES = (4 << 10, 64 << 10, 1 << 20, 16 << 20)        # bytes of each replica's operand
@@ -139,8 +142,6 @@ def _size(b: int) -> str:
 
 
 def section_lines(res: dict) -> list[str]:
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    from harness import cpu_summary
     mp = res["mpi"]
     L = [TITLE, "",
          f"Measured {res['date']}; section took {res['elapsed']:.0f} s"

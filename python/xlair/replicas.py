@@ -38,6 +38,7 @@ import os
 import pickle
 import threading
 import time
+import typing
 
 import numpy as np
 
@@ -203,52 +204,46 @@ class _MpiChannel:
         run._sends.append((req, data))
 
     def get(self, timeout: float, abort=None):
-        run = self.run
-        peer, tag = self._peer("recv"), _CHANNEL_TAG0 + self.handle
-        st = run.MPI.Status()
-        start = time.monotonic()
-        while not run.comm.Iprobe(source=peer, tag=tag, status=st):
-            if abort is not None:
-                abort()
-            now = time.monotonic()
-            if now > start + timeout:
-                raise XlaError(f"{self.what} is empty: nothing arrived from rank {peer} within {timeout:g} s")
-            if now - start < _YIELD_FOR:
-                _yield()
-            else:
-                time.sleep(0.0002)
-        buf = np.empty(st.Get_count(run.MPI.BYTE), np.uint8)
-        run.comm.Recv([buf, run.MPI.BYTE], source=peer, tag=tag)
-        return pickle.loads(buf.tobytes())
+        peer = self._peer("recv")
+        return self.run.receive(peer, _CHANNEL_TAG0 + self.handle, timeout, abort,
+                                f"{self.what} is empty: nothing arrived from rank {peer} within {timeout:g} s")
 
 
-class MpiRun:
-    """The `ReplicaRun` of one rank over MPI: the same interface, and a session kept between the
-    calls of one executable on one communicator (`session`).  The set-up is collective and made
-    once: a barrier on the user's communicator, a `Dup` of it (the run's own message space) and
-    one sub-communicator per replica group.  A call then costs what its collectives cost: the
-    run ends by posting a non-blocking barrier that the next call waits for (long complete by
-    then), so a rank that failed after its last collective is still reported, at the next call."""
+def _pause(start: float, now: float) -> None:
+    """Between two tests of MPI requests or messages: the core yielded for _YIELD_FOR s, then
+    a short sleep (time.sleep(0) sleeps for the timer slack, ~50-80 us, not a yield)."""
+    if now - start < _YIELD_FOR:
+        _yield()
+    else:
+        time.sleep(0.0002)
 
-    def __init__(self, base, sites, timeout: float):
+
+class _Plan(typing.NamedTuple):
+    """How one call site runs on MPI: the op; for the reductions and gathers the group's
+    sub-communicator, its size and the reduction kind (None: a gather); for CollectivePermute
+    `peers`, (the rank this one sends to, the rank it receives from), either None."""
+    op: str
+    sub: object = None
+    size: int = 0
+    kind: str | None = None
+    peers: tuple = (None, None)
+
+
+class _MpiWaits:
+    """Failures and waits of one rank on one communicator: what a session set-up needs before
+    the session exists (MpiRun, below, is the rest)."""
+
+    def __init__(self, comm, timeout: float):
         from mpi4py import MPI
         self.MPI = MPI
-        self.n = base.Get_size()
-        self.rank = base.Get_rank()
+        self.comm = comm
+        self.n = comm.Get_size()
+        self.rank = comm.Get_rank()
         self.timeout = float(timeout)
         self.failed = None
         self.exited: dict = {}      # rank -> message: ranks whose process ended
         self.reason = None          # (rank, message) of the failure a wait last raised for
-        self.channels: dict = {}
-        self._subcomms: dict = {}
-        self._sites: dict = {}
-        self._end = None
-        self._sends: list = []      # error messages in flight (their buffers stay alive)
-        self.comm = None
-        self.comm = base.Dup()
-        self.prepare(sites)
-        self._routes = self._channel_routes(sites)
-        _LIVE[id(self)] = self      # (for the exit notice: held until closed, past its executable)
+        self._sends: list = []      # messages in flight, with their buffers (kept alive)
 
     # failures -------------------------------------------------------------------------------
     def fail(self, replica: int, message: str, exited: bool = False) -> None:
@@ -322,10 +317,41 @@ class MpiRun:
                     self.fail(self.rank, msg)
                     raise XlaError(msg)
                 poll = now + _POLL
-            if now - start < _YIELD_FOR:
-                _yield()        # (time.sleep(0) sleeps for the timer slack, ~50-80 us)
-            else:
-                time.sleep(0.0002)
+            _pause(start, now)
+
+    def receive(self, source: int, tag: int, timeout: float, check, timeout_message: str):
+        """The next pickled value `source` sent with `tag`, calling `check()` while none has
+        arrived; XlaError(timeout_message) after `timeout` s."""
+        st = self.MPI.Status()
+        start = time.monotonic()
+        while not self.comm.Iprobe(source=source, tag=tag, status=st):
+            if check is not None:
+                check()
+            now = time.monotonic()
+            if now > start + timeout:
+                raise XlaError(timeout_message)
+            _pause(start, now)
+        buf = np.empty(st.Get_count(self.MPI.BYTE), np.uint8)
+        self.comm.Recv([buf, self.MPI.BYTE], source=source, tag=tag)
+        return pickle.loads(buf.tobytes())
+
+class MpiRun(_MpiWaits):
+    """The `ReplicaRun` of one rank over MPI: the same interface, and a session kept between the
+    calls of one executable on one communicator (`session`).  The set-up is collective and made
+    once: a barrier on the user's communicator, a `Dup` of it (the run's own message space) and
+    one sub-communicator per replica group.  A call then costs what its collectives cost: the
+    run ends by posting a non-blocking barrier that the next call waits for (long complete by
+    then), so a rank that failed after its last collective is still reported, at the next call."""
+
+    def __init__(self, base, sites, timeout: float):
+        super().__init__(base.Dup(), timeout)
+        self.channels: dict = {}
+        self._subcomms: dict = {}
+        self._sites: dict = {}
+        self._end = None
+        self.prepare(sites)
+        self._routes = self._channel_routes(sites)
+        _LIVE[id(self)] = self      # (for the exit notice: held until closed, past its executable)
 
     # the session -----------------------------------------------------------------------------
     def begin(self, timeout: float) -> None:
@@ -405,34 +431,27 @@ class MpiRun:
         sends = [self.comm.Isend([data, self.MPI.BYTE], dest=r, tag=_P2P_TAG) for r in group if r != replica]
         values = {replica: value}
         for r in group:
-            if r == replica:
-                continue
-            st = self.MPI.Status()
-            deadline = time.monotonic() + self.timeout
-            while not self.comm.Iprobe(source=r, tag=_P2P_TAG, status=st):
-                self.check_failed(replica, f"'xla.{op}'")
-                if time.monotonic() > deadline:
-                    msg = f"'xla.{op}' on replica {replica} timed out after {self.timeout:g} s waiting for replica {r}"
-                    self.fail(replica, msg)
-                    raise XlaError(msg)
-                _yield()
-            buf = np.empty(st.Get_count(self.MPI.BYTE), np.uint8)
-            self.comm.Recv([buf, self.MPI.BYTE], source=r, tag=_P2P_TAG)
-            values[r] = pickle.loads(buf.tobytes())
+            if r != replica:
+                msg = f"'xla.{op}' on replica {replica} timed out after {self.timeout:g} s waiting for replica {r}"
+                try:
+                    values[r] = self.receive(r, _P2P_TAG, self.timeout,
+                                             lambda: self.check_failed(replica, f"'xla.{op}'"), msg)
+                except XlaError as e:
+                    if e.message == msg:
+                        self.fail(replica, msg)
+                    raise
         self.wait(sends, f"'xla.{op}'", data)
         return [values[r] for r in group], group.index(replica)
 
     def _plan(self, site, kw):
-        """How a call site runs on MPI, worked out at its first call: (op, sub-communicator,
-        group size, reduction kind or None), for CollectivePermute (op, None, None, (the rank
-        this one sends to, the rank it receives from), either None), or None for the
+        """How a call site runs on MPI (a _Plan), worked out at its first call, or None for the
         point-to-point exchange of pickled values."""
         from xlair.dialect.ops.collectives import groups_for, permute_source
         op = site.op
         if op == "collective_permute":
             pairs = kw["source_target_pairs"]
             target = next((t for s, t in pairs if s == self.rank), None)
-            return op, None, None, (target, permute_source(pairs, self.rank))
+            return _Plan(op, peers=(target, permute_source(pairs, self.rank)))
         if op not in ("all_reduce", "cross_replica_sum", "all_gather", "all_to_all"):
             return None
         groups = groups_for(Check(op), kw.get("replica_groups", ()), self.n)
@@ -442,7 +461,7 @@ class MpiRun:
             kind = "add" if op == "cross_replica_sum" else getattr(kw.get("computation"), "kind", None)
             if kind is None:
                 return None
-        return op, self._subcomm(group), len(group), kind
+        return _Plan(op, self._subcomm(group), len(group), kind)
 
     def _mpi_op(self, kind: str, dtype: np.dtype, size: int):
         """MPI's own reduction for `kind` on `dtype` when its result is bit for bit the thread
@@ -466,7 +485,7 @@ class MpiRun:
             plan = self._sites[site] = self._plan(site, kw)
         if plan is None:
             return None
-        op, sub, size, kind = plan
+        op, sub, size, kind = plan.op, plan.sub, plan.size, plan.kind
         x = kw["operand"]
         if isinstance(x, tuple):
             return None
@@ -476,7 +495,7 @@ class MpiRun:
             return None
         what = f"'xla.{op}'"
         if op == "collective_permute":        # point to point, on the program's buffers
-            target, source = kind
+            target, source = plan.peers
             out = (hctx.new_array or np.empty_like)(x)
             reqs = []
             if source is None:
@@ -534,13 +553,9 @@ def _session(exe, comm: "MpiComm", timeout: float) -> MpiRun:
     run = mine.get(key)
     if run is not None:
         return run
-    from mpi4py import MPI
-    probe = MpiRun.__new__(MpiRun)      # the waiting machinery, before the session's communicator exists
-    probe.MPI, probe.comm, probe.rank, probe.n, probe.timeout = MPI, comm.comm, comm.rank, comm.size, timeout
-    probe.failed, probe.exited, probe.reason, probe._sends = None, {}, None, []
     start = _PENDING_START.pop(key, None) or comm.comm.Ibarrier()
     try:        # all ranks present before the collective set-up (which cannot time out)
-        probe.wait([start], "the start of the run")
+        _MpiWaits(comm.comm, timeout).wait([start], "the start of the run")
     except XlaError:
         _PENDING_START[key] = start
         raise XlaError(f"replicated run of {exe.name}: not every rank started the run within {timeout:g} s "
