@@ -11,7 +11,7 @@ import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.ir import arith, func, ir, scf, tensor
 from xlair.dialect.types import Shape
 
-from .registry import (affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, from_builtin_leaves,
+from .registry import (Anchor, affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, from_builtin_leaves,
                        generic, index, lowers, splice_region, to_builtin)
 from .scalar import emit_region
 
@@ -40,16 +40,6 @@ def lower_map(lw):
     return generic(operands + statics, maps, [empty(out)], [ident], ["parallel"] * n, body)[0]
 
 
-class _Anchor:
-    """A placeholder op marking where spliced ops go; erased once the terminator exists."""
-
-    def __init__(self):
-        self.op = ir.Operation.create("xla.anchor")
-
-    def done(self):
-        self.op.erase()
-
-
 @lowers("xla.while")
 def lower_while(lw):
     """`if cond(init) { do { s = body(s) } while (cond(s)) } else { init }`.
@@ -76,7 +66,7 @@ def lower_while(lw):
         steps = dict(zip(pairs[0::2], pairs[1::2]))
         return _lower_counted(lw, (k, ("leaf", b) if is_leaf else b, steps), inits)
     entry_test = lw.op.operation.clone()          # a second copy of the condition computation
-    anchor = _Anchor()
+    anchor = Anchor()
     (pred,) = splice_region(entry_test.regions[0], [init], anchor.op)
     anchor.done()
     branch = scf.IfOp(extract_scalar(to_builtin(pred)), types, has_else=True)
@@ -87,7 +77,7 @@ def lower_while(lw):
         before = w.before.blocks.append(*types)
         with ir.InsertionPoint(before):
             state = from_builtin_leaves(list(before.arguments), state_shape)
-            anchor = _Anchor()
+            anchor = Anchor()
             (new_state,) = splice_region(lw.args["body"], [state], anchor.op)
             (again,) = splice_region(lw.args["condition"], [new_state], anchor.op)
             with ir.InsertionPoint(anchor.op):
@@ -260,7 +250,7 @@ def _lower_counted(lw, counted, inits):
     def trip(region, leaves, t):
         """One trip: the body's ops spliced here; its result leaves but the stepped ones."""
         state = from_builtin_leaves(merge(leaves, values_at(t)), state_shape)
-        anchor = _Anchor()
+        anchor = Anchor()
         (new_state,) = splice_region(region, [state], anchor.op)
         with ir.InsertionPoint(anchor.op):
             out = builtin_leaves(new_state, state_shape)
@@ -320,7 +310,7 @@ def unwrap_read_loop_results(module: ir.Module) -> None:
 def _branch(block, region, operand, out: Shape):
     """Fill an scf region's block with one branch computation applied to `operand`."""
     with ir.InsertionPoint(block):
-        anchor = _Anchor()
+        anchor = Anchor()
         (res,) = splice_region(region, [operand], anchor.op)
         scf.YieldOp(builtin_leaves(res, out))
         anchor.done()
@@ -339,7 +329,7 @@ def lower_conditional(lw):
         _branch(op.else_block, regions[1], operands[1], out)
         return from_builtin_leaves(list(op.results), out)
     if len(regions) == 1:                                    # the only branch always runs
-        anchor = _Anchor()
+        anchor = Anchor()
         (res,) = splice_region(regions[0], [operands[0]], anchor.op)
         anchor.done()
         return res

@@ -8,13 +8,16 @@ names):
   xla-flatten-tuples   function arguments and results of tuple type become their leaves
   xla-elementwise-loops  (CPU-targeted modules) element-wise While loops as one linalg.generic
                        per element (lowering/loops.py); run by xla-to-linalg
+  xla-device-loops     (on linalg, CPU) a loop whose tensors are small runs as one dispatch
+                       region (lowering/device_loops.py); run by xla-to-linalg{target=cpu}
   xla-to-linalg        every xla op to linalg/tensor/scf/arith/math/complex; unsigned
                        element types become signless; fails if an xla op is left
   xla-to-iree-input    the three above, in order: what IREE is given
 
 Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vulkan, cuda or
-rocm; left out, the lowering is for no target in particular), and `counted` (on, the default,
-or off: counted While loops kept in the general form).  Its patterns read them through
+rocm; left out, the lowering is for no target in particular), `counted` (on, the default,
+or off: counted While loops kept in the general form) and `loops` (device, the default, or
+host: no loop moved onto the device by xla-device-loops).  Its patterns read them through
 `registry.options()`.  A textual pipeline mixes xlair passes and upstream MLIR passes
 (`builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)`): `plan` parses it
 into steps, `run_steps` runs them; xlair-opt is a CLI over the two.
@@ -32,6 +35,7 @@ from xlair.dialect.types import is_tensor, Shape
 from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_forking_products
 from .control_flow import mark_counted_loops, unwrap_read_loop_results
+from .device_loops import device_loops
 from .dynamic import dynamic_sizes as run_dynamic
 from .host_scalars import fold_host_scalars
 from .loops import elementwise_loops as run_loops
@@ -39,7 +43,7 @@ from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, t
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
-OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off")}
+OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host")}
 
 
 def register_pass(name: str):
@@ -323,6 +327,15 @@ def to_linalg(module: ir.Module) -> None:
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")
     pm.run(module.operation)
     unwrap_read_loop_results(module)
+    if registry.options().target == "cpu" and registry.options().loops == "device":
+        device_loops(module)
+
+
+@register_pass("xla-device-loops")
+def device_loops_pass(module: ir.Module) -> None:
+    """(on linalg; run by xla-to-linalg{target=cpu}) loops with small tensors as one dispatch
+    region each: lowering/device_loops.py."""
+    device_loops(module)
 
 
 @register_pass("xla-to-iree-input")

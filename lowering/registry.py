@@ -39,9 +39,12 @@ class Options:
     target computes well and the CPU's hand-written kernels; None lowers for no target in
     particular (the portable forms, with the CPU's numerics).  `counted=off` keeps counted
     While loops in the general form (lowering/control_flow.py; the runtime's fallback when
-    IREE's VM fails on a counted loop, docs/iree-limits.md)."""
+    IREE's VM fails on a counted loop, docs/iree-limits.md).  `loops=host` keeps every loop
+    driven by the host (lowering/device_loops.py moves small ones onto the CPU device; the
+    compiler's fallback when IREE refuses one)."""
     target: str | None = None
     counted: str = "on"
+    loops: str = "device"
 
     @property
     def on_cpu(self) -> bool:
@@ -376,6 +379,17 @@ def from_builtin_leaves(values, shape: Shape) -> ir.Value:
     """An xla value of `shape` from builtin-typed leaf values (casts back, rebuilds tuples)."""
     leaves = [cast(v, s.to_mlir()) for v, s in zip(values, shape.leaves())]
     return tuple_rebuild(shape, iter(leaves))
+
+
+class Anchor:
+    """A placeholder op marking where spliced ops go (made at the insertion point); erased
+    once they are in place."""
+
+    def __init__(self):
+        self.op = ir.Operation.create("xla.anchor")
+
+    def done(self):
+        self.op.erase()
 
 
 def splice_region(region: ir.Region, args, anchor: ir.Operation) -> list[ir.Value]:

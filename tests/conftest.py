@@ -1,5 +1,12 @@
-"""Test configuration: a compile cache inside build/ (shared by the xdist workers), and the
-record of which ops passed on which target, read by `xlair.tools.status`."""
+"""Test configuration: a compile cache shared by the xdist workers and by every checkout on
+this machine, and the record of which ops passed on which target, read by
+`xlair.tools.status`.
+
+The cache ($XLAIR_TEST_CACHE_DIR, else ~/.cache/xlair/test-artifacts) keys each artifact by
+content (xlair.compile: the program with xlair's source, and what IREE is given): a clean
+clone whose lowering gives IREE the same modules as an earlier run reuses their artifacts
+instead of compiling again, and anything that changes what IREE is given compiles anew.  It is
+kept under CACHE_LIMIT bytes, least recently used first out."""
 import json
 import os
 import pathlib
@@ -7,7 +14,9 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-os.environ.setdefault("XLAIR_CACHE_DIR", str(ROOT / "build" / "cache"))
+os.environ.setdefault("XLAIR_CACHE_DIR", os.environ.get("XLAIR_TEST_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "xlair", "test-artifacts"))
+CACHE_LIMIT, CACHE_KEEP = 3 << 30, 2 << 30
 RESULTS = ROOT / "build" / "test-results"
 _results: dict = {}
 
@@ -106,3 +115,10 @@ def pytest_sessionfinish(session, exitstatus):
         _write(_results, RESULTS / f"{worker}{'-' + cpu if cpu else ''}.json")
     if _models and not cpu:
         _write(_models, RESULTS / "models" / f"{worker}.json")
+
+
+def pytest_sessionstart(session):
+    """The controlling process (not an xdist worker) keeps the shared cache in bounds."""
+    if not hasattr(session.config, "workerinput"):
+        from xlair.artifacts import prune_cache
+        prune_cache(CACHE_LIMIT, CACHE_KEEP)

@@ -47,7 +47,39 @@ def cache_get(key: str) -> bytes | None:
         data = p.read_bytes()
     except OSError:
         return None
-    return data if is_sealed(data) else None      # truncated or corrupt: rebuilt by the caller
+    if not is_sealed(data):
+        return None                                # truncated or corrupt: rebuilt by the caller
+    try:
+        os.utime(p)                                # recently used (see prune_cache)
+    except OSError:
+        pass
+    return data
+
+
+def prune_cache(limit: int, keep: int) -> int:
+    """When the cache holds more than `limit` bytes of artifacts, remove the least recently
+    used (by modification time, which a hit renews) down to `keep` bytes; returns the bytes
+    removed.  Another process may be using the cache: a file gone already is no error."""
+    entries = []
+    for p in cache_dir().glob("*.vmfb"):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, p))
+    total = sum(e[1] for e in entries)
+    removed = 0
+    if total <= limit:
+        return 0
+    for _, size, p in sorted(entries):
+        if total - removed <= keep:
+            break
+        try:
+            p.unlink()
+            removed += size
+        except OSError:
+            pass
+    return removed
 
 
 def write_atomic(path: pathlib.Path, data: bytes) -> None:

@@ -41,7 +41,7 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
 
 
 def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
-          needs: cpus.Needs | None = None, counted: bool = True) -> ir.Module:
+          needs: cpus.Needs | None = None, counted: bool = True, device_loops: bool = True) -> ir.Module:
     """A copy of the computation's module lowered to linalg (what IREE is given).  With a
     target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
     picks what that target computes well (lowering/elementwise.py widens some F32 functions to
@@ -49,7 +49,8 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
         work = heaviest_work(module)
-    opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"])
+    opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"]) \
+        + ([] if device_loops else ["loops=host"])
     pipeline.run(module, "xla-to-iree-input" + (f"{{{' '.join(opts)}}}" if opts else ""))
     with lock, context():
         host = host_calls_of(module)
@@ -109,6 +110,19 @@ def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -
     return h.hexdigest()
 
 
+def iree_input_key(text: str, tgt: Target, flags: list[str]) -> str:
+    """The artifact's hash by what IREE is given: the lowered module, target, flags, the CPU the
+    flags resolve to and IREE's version.  A change to xlair's source changes every `cache_key`,
+    but most programs lower to the same text: their artifacts are found by this key."""
+    needs = needs_of(tgt, flags)
+    h = hashlib.sha256()
+    for part in ("iree-input", text, tgt.name, "\0".join(flags), iree_version(),
+                 json.dumps(needs.to_json() if needs else None)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 # ----------------------------------------------------------------------------------------
 # compile
 # ----------------------------------------------------------------------------------------
@@ -130,7 +144,7 @@ def _errors(text: str) -> str:
 
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
                  arch: str | None = None, replicas: int = 1, cache: bool = True,
-                 check_limits: bool = True, counted: bool = True) -> bytes:
+                 check_limits: bool = True, counted: bool = True, device_loops: bool = True) -> bytes:
     """The `.vmfb` of a computation for a target.  `arch` names the chip (`cpu` is its old
     name for the CPU target); `flags` are passed to IREE after xlair's own.  A computation
     using something the target's default chip is known not to support raises
@@ -146,18 +160,32 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if check_limits and (not chip or chip == tgt.default_arch):
         check_supported(comp.module, tgt.name)
     all_flags = tgt.compile_flags(chip) + list(flags)
-    key = cache_key(comp, tgt, all_flags + ([] if counted else ["(counted=off)"]), replicas) if cache else None
+    key = cache_key(comp, tgt, all_flags + ([] if counted else ["(counted=off)"])
+                    + ([] if device_loops else ["(loops=host)"]), replicas) if cache else None
     if key:
         hit = cache_get(key)
         if hit is not None:
             return hit
-    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted)
+    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops)
     with lock, context():
         device = tgt.device_target(chip)
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)
             module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
         text = str(module)
-    vmfb = seal(iree_compile(text, tgt, all_flags))
+    input_key = iree_input_key(text, tgt, all_flags) if key else None
+    vmfb = cache_get(input_key) if input_key else None
+    if vmfb is None:
+        try:
+            vmfb = seal(iree_compile(text, tgt, all_flags))
+        except XlaError:
+            if not device_loops or "flow.dispatch.region" not in text:
+                raise
+            # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms it
+            # is known to refuse are avoided there): the program with its loops on the host
+            vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
+                                check_limits=check_limits, counted=counted, device_loops=False)
+        if input_key:
+            cache_put(input_key, vmfb)
     if key:
         cache_put(key, vmfb)
     return vmfb

@@ -17,3 +17,6 @@ bindir = os.path.dirname(sys.executable)
 config.environment["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 config.substitutions.append(("xlair-opt", os.path.join(bindir, "xlair-opt")))
 config.substitutions.append(("filecheck", os.path.join(bindir, "filecheck")))
+# (a PYTHONPATH given to lit reaches xlair-opt: a checkout tried against another's venv)
+if os.environ.get("PYTHONPATH"):
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

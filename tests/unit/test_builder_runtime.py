@@ -229,9 +229,11 @@ def test_cache_survives_two_processes_writing_the_same_entry(tmp_path, monkeypat
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
     entries = list(tmp_path.glob("*.vmfb"))
-    assert len(entries) == 1 and not list(tmp_path.glob(".*.tmp"))
+    # one artifact under two keys: the program's and that of what IREE was given
+    assert len(entries) == 2 and not list(tmp_path.glob(".*.tmp"))
+    assert entries[0].read_bytes() == entries[1].read_bytes()
     monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
-    assert cache_get(entries[0].stem) is not None       # its digest checks: written whole
+    assert all(cache_get(e.stem) is not None for e in entries)      # digests check: written whole
 
 
 def test_results_are_freed_without_the_cycle_collector():
@@ -332,3 +334,36 @@ def test_program_never_writes_the_callers_array():
     want = np.full(m, 2.0, np.float32)
     want[5] = -1
     np.testing.assert_array_equal(got, want)
+
+
+def test_artifact_found_by_what_iree_is_given_after_a_source_change(tmp_path, monkeypatch):
+    """A change to xlair's source changes every program key; a program whose lowering is the
+    same is found by the key of its IREE input and not compiled again."""
+    import importlib
+    C = importlib.import_module("xlair.compile")
+    monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
+    b = xla.Builder("twice")
+    O.add(b.parameter(0, Shape(F32, (8,))), b.parameter(1, Shape(F32, (8,))))
+    comp = b.build()
+    first = C.compile_vmfb(comp, "cpu")
+    monkeypatch.setattr(C, "_source_hash", lambda: "another xlair")
+
+    def no_compile(*a):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(C, "iree_compile", no_compile)
+    assert C.compile_vmfb(comp, "cpu") == first
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(xla.runtime.Executable(first, "cpu")(x, x), x + x)
+
+
+def test_prune_cache_removes_least_recently_used_first(tmp_path, monkeypatch):
+    from xlair.artifacts import cache_get, cache_put, prune_cache, seal
+    monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
+    for i, key in enumerate(["a", "b", "c"]):
+        cache_put(key, seal(bytes(1000)))
+        os.utime(tmp_path / f"{key}.vmfb", (1000 + i, 1000 + i))
+    assert cache_get("a") is not None                 # a hit renews "a": "b" is now the oldest
+    size = (tmp_path / "a.vmfb").stat().st_size
+    assert prune_cache(10 * size, size) == 0          # under the limit: nothing removed
+    assert prune_cache(2 * size, 2 * size) == size
+    assert sorted(p.stem for p in tmp_path.glob("*.vmfb")) == ["a", "c"]

@@ -1,0 +1,737 @@
+"""Loops on the device: a loop whose tensors are small runs as one dispatch (CPU target).
+
+After xla-to-linalg, a counted While (lowering/control_flow.py) is an scf.for that the host
+drives: IREE runs each trip's linalg ops as dispatches of their own, and every index the trip
+computes on the device (a DynamicSlice's start) is read back before the next dispatch.  That
+costs ~8 us a trip on the CPU, whatever the trip does.  JAX's `lu_pivots_to_permutation` (in
+every jnp.linalg.solve, lu_factor, det) is such a loop: 255 trips swapping two elements of an
+s32[256] for a 256x256 solve, ~2 ms where XLA:CPU's compiled loop takes microseconds.
+
+`device_loops` moves such a loop into one `flow.dispatch.region`, where it runs as native code.
+IREE's CPU codegen takes an scf.for of tensor.extract / tensor.insert in a dispatch region, but
+refuses linalg ops under it ("write affecting operations on global resources are restricted to
+workgroup distributed contexts"), so every linalg and iree_linalg_ext op of the loop body is
+first rewritten into the scf.for nest of scalar reads and writes it stands for (the sequential
+semantics of linalg: each iteration point reads its inputs and the output's current value and
+writes its yield).  One-shot bufferization then needs each yielded tensor to live in its
+iteration argument's buffer ("Yield operand is not equivalent to the corresponding iter
+bbArg"): each trip reads a copy of its state and writes the new state back into the argument,
+so the state is copied twice a trip (small, by the limits below).
+
+A loop qualifies when every tensor in it has a static shape, every op of its body is one of
+those below (scalar arith/math, tensor slicing and reshaping, linalg.generic and the named ops
+(matmuls, pooling: whatever has indexing maps and a body), tensor.pad with static padding,
+iree_linalg_ext.gather and scatter of whole trailing slices, scf.if), and the body is small:
+at most MAX_WORK iteration points a trip (the code is scalar and single-threaded, where the
+host loop's dispatches are vectorized and parallel) and at most MAX_BYTES of tensors made a
+trip (a dispatch's temporaries live on its stack; IREE's CPU limit is 32 KB).  Loops inside
+a loop that qualifies go with it; of a loop that does not, the loops in its body are tried.
+
+Two more forms IREE refuses are avoided on the way: its dispatches store i1 tensors as i8 but
+it does not retype tensor.insert (the loop holds its i1 tensors as i8 itself), and its
+CollapseDimensionsPass, folding unit dimensions, moved a reshape out of an inner loop (the
+loop's tensors lose their unit dimensions first).  Each form is in docs/iree-limits.md.  Should
+IREE refuse another, xlair.compile compiles the program again with `loops=host`.
+"""
+from __future__ import annotations
+
+from xlair.dialect.ir import arith, ir, scf, tensor
+
+from .registry import Anchor, defining_op, empty, generic, index, splice_region
+
+#: iteration points of the ops of one trip (scalar code)
+MAX_WORK = 1 << 16
+#: bytes of the tensors one trip creates, the two copies of the state included
+MAX_BYTES = 16384
+
+#: ops kept as they are (on tensors or scalars): IREE's dispatch codegen takes them
+_KEPT = {"tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice", "tensor.from_elements",
+         "tensor.empty", "tensor.splat", "scf.yield", "scf.if", "util.optimization_barrier"}
+_SCALAR_DIALECTS = ("arith.", "math.")
+#: ops inside the bodies of linalg and linalg_ext ops (scalar code, moved as it is)
+_NOT_IN_BODIES = ("func.", "flow.", "hal.", "stream.", "iree_linalg_ext.", "linalg.generic", "util.")
+
+
+def _static(t: ir.Type) -> bool:
+    if not isinstance(t, ir.RankedTensorType):
+        return not isinstance(t, ir.ShapedType)
+    return ir.RankedTensorType(t).has_static_shape
+
+
+def _elements(t: ir.Type) -> int:
+    n = 1
+    for d in ir.RankedTensorType(t).shape:
+        n *= d
+    return n
+
+
+def _bytes(t: ir.Type) -> int:
+    et = ir.RankedTensorType(t).element_type
+    width = ir.IntegerType(et).width if isinstance(et, ir.IntegerType) else ir.FloatType(et).width \
+        if isinstance(et, ir.FloatType) else 128
+    return _elements(t) * max(1, width // 8)
+
+
+def _tensor(t: ir.Type) -> bool:
+    return isinstance(t, ir.RankedTensorType)
+
+
+# ----------------------------------------------------------------------------------------
+# what a body op costs, or None when the loop cannot go on the device
+# ----------------------------------------------------------------------------------------
+#: linalg ops with a form of their own here (the others go by their indexing maps)
+_OWN_FORM = ("linalg.fill", "linalg.broadcast", "linalg.transpose", "linalg.reduce")
+
+
+def _maps(op) -> list[ir.AffineMap] | None:
+    """A structured linalg op's indexing maps: a generic's, or a named op's (matmul and the
+    pooling ops carry them once verified), or None."""
+    for key in ("indexing_maps", "linalg.memoized_indexing_maps"):
+        if key in op.attributes:
+            return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes[key])]
+    if op.name in _CONTRACTIONS:
+        n, maps = _CONTRACTIONS[op.name]
+        return [ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(d) for d in m]) for m in maps]
+    return None
+
+
+#: the indexing maps of the contractions built without them (loop dims, then each operand's)
+_CONTRACTIONS = {
+    "linalg.matmul": (3, [(0, 2), (2, 1), (0, 1)]),
+    "linalg.batch_matmul": (4, [(0, 1, 3), (0, 3, 2), (0, 1, 2)]),
+    "linalg.matvec": (2, [(0, 1), (1,), (0,)]),
+    "linalg.vecmat": (2, [(1,), (1, 0), (0,)]),
+    "linalg.batch_matvec": (3, [(0, 1, 2), (0, 2), (0, 1)]),
+    "linalg.dot": (1, [(0,), (0,), ()]),
+}
+
+
+def _domain(maps, operands) -> list[int] | None:
+    """A linalg.generic's loop ranges, from the operands' shapes where a map result is a
+    plain loop dimension."""
+    n = maps[0].n_dims
+    dims = [None] * n
+    for m, v in zip(maps, operands):
+        shape = ir.RankedTensorType(v.type).shape if _tensor(v.type) else []
+        for r, e in enumerate(m.results):
+            if isinstance(e, ir.AffineDimExpr):
+                dims[ir.AffineDimExpr(e).position] = shape[r]
+    return None if any(d is None for d in dims) else dims
+
+
+def _nested(op: ir.Operation) -> list[ir.Operation]:
+    """Every op inside `op`'s regions, at any depth."""
+    out: list[ir.Operation] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                o.operation.walk(lambda x: out.append(x.operation) or ir.WalkResult.ADVANCE)
+    return out
+
+
+def _body_ok(op: ir.Operation) -> bool:
+    """Whether a linalg or linalg_ext op's body is scalar code that can be moved as it is."""
+    return not any((o.name.startswith(_NOT_IN_BODIES) and o.name != "iree_linalg_ext.yield")
+                   or any(_tensor(r.type) for r in o.results) for o in _nested(op))
+
+
+def _gather_scatter_geometry(op) -> tuple | None:
+    """(index depth, slice rank) of an iree_linalg_ext gather or scatter whose indexed
+    dimensions are the leading ones of the operand and whose slices are its trailing ones."""
+    name = op.name
+    if name == "iree_linalg_ext.gather":
+        source, indices, out = op.operands[0], op.operands[1], op.operands[2]
+        big, batch_of = source, out
+    else:
+        updates, indices, out = op.operands[0], op.operands[1], op.operands[2]
+        big, batch_of = out, updates
+    depth = ir.RankedTensorType(indices.type).shape[-1]
+    batch = ir.RankedTensorType(indices.type).rank - 1
+    dmap = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
+    rank = ir.RankedTensorType(big.type).rank
+    slice_rank = ir.RankedTensorType(batch_of.type).rank - batch
+    if dmap != list(range(depth)) or rank - slice_rank != depth:
+        return None
+    if list(ir.RankedTensorType(big.type).shape[depth:]) != list(ir.RankedTensorType(batch_of.type).shape[batch:]):
+        return None
+    return depth, batch
+
+
+def _work(op: ir.Operation) -> int | None:
+    """Iteration points of a body op once scalarized (0 for ops kept as they are), or None."""
+    name = op.name
+    if name.startswith(_SCALAR_DIALECTS) or name in _KEPT:
+        if name == "scf.if":
+            return _region_work(op)
+        return 0
+    if name.startswith("linalg.") and name not in _OWN_FORM:
+        maps = _maps(op)
+        if maps is None or len(op.regions) != 1 or len(maps) != len(op.operands) \
+                or len(op.regions[0].blocks[0].arguments) != len(op.operands):
+            return None
+        dims = _domain(maps, list(op.operands))
+        if dims is None or not _body_ok(op):
+            return None
+        return _product(dims)
+    if name in ("linalg.fill", "linalg.broadcast", "linalg.transpose", "tensor.pad", "tensor.expand_shape",
+                "tensor.collapse_shape"):
+        if name == "tensor.pad" and (len(op.operands) != 1 or not _pad_value(op)):
+            return None
+        return _elements(op.results[0].type)
+    if name == "linalg.reduce":
+        return _elements(op.operands[0].type) * (len(op.operands) // 2) if _body_ok(op) else None
+    if name in ("iree_linalg_ext.gather", "iree_linalg_ext.scatter"):
+        if _gather_scatter_geometry(op) is None or (name == "iree_linalg_ext.scatter" and not _body_ok(op)):
+            return None
+        return _elements(op.operands[0 if name == "iree_linalg_ext.scatter" else 2].type)
+    if name in ("scf.for", "scf.while", "scf.condition"):
+        return _region_work(op) if name != "scf.condition" else 0
+    return None
+
+
+def _product(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _region_work(op: ir.Operation, once: bool = False) -> int | None:
+    """The work of an op's regions: of all its trips for a loop in a loop body (whose trip
+    count must then be a constant), of one (`once`) for the loop being moved."""
+    total = 0
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                o = o.operation
+                w = _work(o)
+                if w is None or not all(_static(r.type) for r in o.results):
+                    return None
+                total += w
+    if once:
+        return total
+    if op.name == "scf.for" and total:
+        lb, ub, st = (_const_index(v) for v in list(op.operands)[:3])
+        if None in (lb, ub, st) or st <= 0:
+            return None
+        total *= max(0, -(-(ub - lb) // st))
+    elif op.name == "scf.while" and total:
+        return None                      # a while loop in the body: trips unknown
+    return total
+
+
+def _const_index(v: ir.Value) -> int | None:
+    d = defining_op(v)
+    if d is None or d.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(d.attributes["value"]).value
+
+
+def _pad_value(op) -> ir.Value | None:
+    """The value a static tensor.pad pads with, when it is the same everywhere."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if len(ops) != 1 or ops[0].operation.name != "tensor.yield":
+        return None
+    v = ops[0].operation.operands[0]
+    if defining_op(v) is None and v.owner == block:
+        return None
+    return v
+
+
+def _made_bytes(op: ir.Operation) -> int:
+    return sum(_bytes(r.type) for o in _nested(op) for r in o.results if _tensor(r.type))
+
+
+def _qualifies(loop: ir.Operation) -> bool:
+    if loop.name != "scf.for":
+        return False
+    state = list(loop.results)
+    if not state or not all(_tensor(v.type) and _static(v.type) for v in state):
+        return False
+    per_trip = _region_work(loop, once=True)
+    if per_trip is None:
+        return False
+    made = _made_bytes(loop) + 2 * sum(_bytes(v.type) for v in state)
+    return per_trip <= MAX_WORK and made <= MAX_BYTES and _captures_static(loop)
+
+
+def _captures_static(loop: ir.Operation) -> bool:
+    return all(_static(v.type) for o in [loop] + _nested(loop) for v in o.operands)
+
+
+# ----------------------------------------------------------------------------------------
+# scalar forms
+# ----------------------------------------------------------------------------------------
+def _nest(dims, accs, body) -> list[ir.Value]:
+    """An scf.for nest over `dims` carrying the tensors `accs`; `body(ivs, accs)` builds one
+    point and returns the new accs."""
+    if not dims:
+        return body([], accs)
+
+    def level(k, ivs, accs):
+        loop = scf.ForOp(index(0), index(dims[k]), index(1), accs)
+        with ir.InsertionPoint(loop.body):
+            ivs2 = ivs + [loop.induction_variable]
+            inner = list(loop.inner_iter_args)
+            new = body(ivs2, inner) if k == len(dims) - 1 else level(k + 1, ivs2, inner)
+            scf.YieldOp(new)
+        return list(loop.results)
+    return level(0, [], accs)
+
+
+def _expr(e: ir.AffineExpr, ivs) -> ir.Value:
+    if isinstance(e, ir.AffineDimExpr):
+        return ivs[ir.AffineDimExpr(e).position]
+    if isinstance(e, ir.AffineConstantExpr):
+        return index(ir.AffineConstantExpr(e).value)
+    for kind, fn in ((ir.AffineAddExpr, arith.addi), (ir.AffineMulExpr, arith.muli), (ir.AffineModExpr, arith.remsi),
+                     (ir.AffineFloorDivExpr, arith.floordivsi), (ir.AffineCeilDivExpr, arith.ceildivsi)):
+        if isinstance(e, kind):
+            b = kind(e)
+            return fn(_expr(b.lhs, ivs), _expr(b.rhs, ivs))
+    raise ValueError(f"affine expression {e}")
+
+
+def _at(m: ir.AffineMap, ivs) -> list[ir.Value]:
+    return [_expr(e, ivs) for e in m.results]
+
+
+def _inline(region: ir.Region, args, ivs=None) -> list[ir.Value]:
+    """A body's ops moved to the insertion point, its arguments replaced by `args` and
+    linalg.index by the loop counters `ivs`; returns what it yields."""
+    moved = [o.operation for o in region.blocks[0].operations][:-1]
+    anchor = Anchor()
+    res = splice_region(region, args, anchor.op)
+    anchor.done()
+    found = []
+
+    def visit(o):
+        if o.operation.name == "linalg.index":
+            found.append(o.operation)
+        return ir.WalkResult.ADVANCE
+    for o in moved:
+        o.walk(visit)
+    for o in found:
+        o.results[0].replace_all_uses_with(ivs[ir.IntegerAttr(o.attributes["dim"]).value])
+        o.erase()
+    return res
+
+
+def _read(v: ir.Value, at, arg: ir.Value) -> ir.Value:
+    """The element of `v` at `at` for the body argument `arg` (a scalar operand as it is;
+    an argument without uses stands for itself)."""
+    if not any(True for _ in arg.uses):
+        return arg
+    return tensor.extract(v, at) if _tensor(v.type) else v
+
+
+def _generic(op) -> list[ir.Value]:
+    maps = _maps(op)
+    n_in = len(op.operands) - len(op.results)
+    ins, outs = list(op.operands)[:n_in], list(op.operands)[n_in:]
+    dims = _domain(maps, ins + outs)
+
+    def body(ivs, accs):
+        args = list(op.regions[0].blocks[0].arguments)
+        out_at = [_at(m, ivs) for m in maps[n_in:]]
+        # (an input the body does not read, a pooling op's window, is not read: it is often a
+        # tensor.empty)
+        vals = [_read(v, _at(m, ivs), a) for v, m, a in zip(ins + accs, maps, args)]
+        ys = _inline(op.regions[0], vals, ivs)
+        return [tensor.insert(y, a, at) for y, a, at in zip(ys, accs, out_at)]
+    return _nest(dims, outs, body)
+
+
+def _fill_with(shape_of: ir.Value, value: ir.Value, dest: ir.Value) -> ir.Value:
+    dims = list(ir.RankedTensorType(shape_of.type).shape)
+    return _nest(dims, [dest], lambda ivs, accs: [tensor.insert(value, accs[0], ivs)])[0]
+
+
+def _own_form(op) -> list[ir.Value]:
+    name = op.name
+    if name == "linalg.fill":
+        return [_fill_with(op.results[0], op.operands[0], op.operands[1])]
+    if name in ("linalg.broadcast", "linalg.transpose"):
+        src, dst = op.operands[0], op.operands[1]
+        rank = ir.RankedTensorType(dst.type).rank
+        if name == "linalg.broadcast":
+            added = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+
+            def src_at(ivs):
+                return [ivs[d] for d in range(rank) if d not in added]
+        else:
+            perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+
+            def src_at(ivs):
+                at = [None] * rank
+                for j, p in enumerate(perm):
+                    at[p] = ivs[j]
+                return at
+        dims = list(ir.RankedTensorType(dst.type).shape)
+        return _nest(dims, [dst], lambda ivs, accs: [tensor.insert(tensor.extract(src, src_at(ivs)), accs[0], ivs)])
+    if name == "linalg.reduce":
+        half = len(op.operands) // 2
+        ins, outs = list(op.operands)[:half], list(op.operands)[half:]
+        red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        dims = list(ir.RankedTensorType(ins[0].type).shape)
+
+        def body(ivs, accs):
+            out_at = [iv for d, iv in enumerate(ivs) if d not in red]
+            vals = [tensor.extract(v, ivs) for v in ins] + [tensor.extract(a, out_at) for a in accs]
+            ys = _inline(op.regions[0], vals)
+            return [tensor.insert(y, a, out_at) for y, a in zip(ys, accs)]
+        return _nest(dims, outs, body)
+    raise AssertionError(name)
+
+
+def _pad(op) -> list[ir.Value]:
+    src = op.operands[0]
+    low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
+    filled = _fill_with(op.results[0], _pad_value(op), empty(op.results[0].type))
+    sizes = list(ir.RankedTensorType(src.type).shape)
+    return [tensor.InsertSliceOp(src, filled, [], [], [], low, sizes, [1] * len(low)).result]
+
+
+def _reshape(op) -> list[ir.Value]:
+    """tensor.expand_shape and collapse_shape as copies.  IREE's CollapseDimensionsPass
+    rewrites the reads of a reshape in a dispatch region and left a read of a loop's argument
+    outside that loop ("operand #0 does not dominate this use")."""
+    src, out = op.operands[0], op.results[0]
+    groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+    expand = op.name == "tensor.expand_shape"
+    big = ir.RankedTensorType((out if expand else src).type).shape
+
+    def body(ivs, accs):
+        at = []
+        if expand:                       # a source index from its group of result indices
+            for g in groups:
+                v = ivs[g[0]]
+                for d in g[1:]:
+                    v = arith.addi(arith.muli(v, index(big[d])), ivs[d])
+                at.append(v)
+        else:                            # the source indices of a group from one result index
+            at = [index(0)] * len(big)    # (dims in no group have size 1)
+            for j, g in enumerate(groups):
+                v = ivs[j]
+                for d in reversed(g):
+                    at[d] = arith.remui(v, index(big[d])) if d != g[0] else v
+                    v = arith.divui(v, index(big[d])) if d != g[0] else v
+        return [tensor.insert(tensor.extract(src, at), accs[0], ivs)]
+    return _nest(list(ir.RankedTensorType(out.type).shape), [empty(out.type)], body)
+
+
+def _position(indices, depth, batch_ivs, slice_ivs) -> list[ir.Value]:
+    """The operand position of a gather/scatter point: the index vector, then the slice."""
+    pos = []
+    for j in range(depth):
+        i = tensor.extract(indices, batch_ivs + [index(j)])
+        pos.append(arith.index_cast(ir.IndexType.get(), i))
+    return pos + slice_ivs
+
+
+def _gather(op) -> list[ir.Value]:
+    source, indices, out = op.operands[:3]
+    depth, batch = _gather_scatter_geometry(op)
+    dims = list(ir.RankedTensorType(out.type).shape)
+
+    def body(ivs, accs):
+        v = tensor.extract(source, _position(indices, depth, ivs[:batch], ivs[batch:]))
+        return [tensor.insert(v, accs[0], ivs)]
+    return _nest(dims, [out], body)
+
+
+def _scatter(op) -> list[ir.Value]:
+    updates, indices, original = op.operands[:3]
+    depth, batch = _gather_scatter_geometry(op)
+    dims = list(ir.RankedTensorType(updates.type).shape)
+
+    def body(ivs, accs):
+        pos = _position(indices, depth, ivs[:batch], ivs[batch:])
+        (y,) = _inline(op.regions[0], [tensor.extract(updates, ivs), tensor.extract(accs[0], pos)])
+        return [tensor.insert(y, accs[0], pos)]
+    return _nest(dims, [original], body)
+
+
+_SCALARIZE = {"linalg.fill": _own_form, "linalg.broadcast": _own_form, "linalg.transpose": _own_form,
+              "linalg.reduce": _own_form, "tensor.pad": _pad, "tensor.expand_shape": _reshape,
+              "tensor.collapse_shape": _reshape,
+              "iree_linalg_ext.gather": _gather, "iree_linalg_ext.scatter": _scatter}
+
+
+def _scalarize_block(block: ir.Block) -> None:
+    for o in list(block.operations):
+        o = o.operation
+        fn = _SCALARIZE.get(o.name) or (_generic if o.name.startswith("linalg.") else None)
+        if fn is not None:
+            with ir.InsertionPoint(o), o.location:
+                new = fn(o)
+            for r, v in zip(o.results, new):
+                r.replace_all_uses_with(v)
+            o.erase()
+        elif o.name == "util.optimization_barrier":
+            for r, v in zip(o.results, o.operands):
+                r.replace_all_uses_with(v)
+            o.erase()
+        else:
+            for region in o.regions:
+                for b in region.blocks:
+                    _scalarize_block(b)
+
+
+def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:
+    dims = list(ir.RankedTensorType(src.type).shape)
+    return _nest(dims, [dest], lambda ivs, accs: [tensor.insert(tensor.extract(src, ivs), accs[0], ivs)])[0]
+
+
+def _own_state(loop: ir.Operation) -> None:
+    """Each trip reads a copy of its state and writes the new state into the iteration
+    argument (see the module docstring)."""
+    block = loop.regions[0].blocks[0]
+    args = list(block.arguments)[1:]
+    uses = [[(getattr(u.owner, "operation", u.owner), u.operand_number) for u in a.uses] for a in args]
+    with ir.InsertionPoint(list(block.operations)[0]), loop.location:
+        copies = [_copy(a, empty(a.type)) for a in args]
+    for c, a_uses in zip(copies, uses):
+        for owner, n in a_uses:
+            owner.operands[n] = c
+    yield_op = list(block.operations)[-1].operation
+    with ir.InsertionPoint(yield_op), loop.location:
+        new = [_copy(v, a) for v, a in zip(list(yield_op.operands), args)]
+    for i, v in enumerate(new):
+        yield_op.operands[i] = v
+
+
+def _dispatch(loop: ir.Operation) -> None:
+    types = [r.type for r in loop.results]
+    with ir.InsertionPoint(loop), loop.location:
+        region = ir.Operation.create("flow.dispatch.region", results=types, operands=[],
+                                     attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])},
+                                     regions=2)
+    for r, v in zip(loop.results, region.results):
+        r.replace_all_uses_with(v)
+    block = region.regions[0].blocks.append()
+    with ir.InsertionPoint(block), loop.location:
+        ret = ir.Operation.create("flow.return", operands=list(loop.results))
+    loop.move_before(ret)
+
+
+def _i8(t: ir.Type) -> ir.Type | None:
+    """The i8 form of an i1 tensor type (None for other types)."""
+    if _tensor(t) and ir.RankedTensorType(t).element_type == ir.IntegerType.get_signless(1):
+        return ir.RankedTensorType.get(list(ir.RankedTensorType(t).shape), ir.IntegerType.get_signless(8))
+    return None
+
+
+def _cast_tensor(v: ir.Value, t: ir.Type, widen: bool) -> ir.Value:
+    rank = ir.RankedTensorType(t).rank
+    ident = ir.AffineMap.get_identity(rank)
+    et = ir.RankedTensorType(t).element_type
+    return generic([v], [ident], [empty(t)], [ident], ["parallel"] * rank,
+                   lambda x, _o: arith.extui(et, x) if widen else arith.trunci(et, x))[0]
+
+
+def _once(made: list, v: ir.Value, make, loop: ir.Operation) -> ir.Value:
+    """`make()` of a value from outside the loop, built before the loop once per value."""
+    for w, m in made:
+        if w == v:
+            return m
+    with ir.InsertionPoint(loop), loop.location:
+        m = make()
+    made.append((v, m))
+    return m
+
+
+def _local_empties(loop: ir.Operation) -> None:
+    """A tensor.empty from outside the loop used in it is made anew where it is used (widened
+    or reshaped at the loop's edge, it would be read uninitialized)."""
+    for o in _nested(loop):
+        for k, v in enumerate(o.operands):
+            d = defining_op(v)
+            if d is not None and d.name == "tensor.empty" and not _within(v, loop):
+                with ir.InsertionPoint(o), o.location:
+                    o.operands[k] = empty(v.type)
+
+
+def _within(v: ir.Value, loop: ir.Operation) -> bool:
+    """Whether `v` is defined inside `loop` (by an op in it, or as an argument of a block in it)."""
+    d = defining_op(v)
+    o = v.owner.owner if d is None else d
+    while o is not None:
+        if o == loop:
+            return True
+        o = o.parent
+        if o is not None and o.name == "func.func":
+            return False
+    return False
+
+
+def _retype(loop: ir.Operation, new_type, to_new, to_old) -> list[tuple]:
+    """Every tensor of the loop whose type `new_type` changes (None: unchanged) takes the new
+    type: values from outside it through `to_new(value, type)` before it, its results through
+    `to_old` after it, its constants made before it.  Returns the loop's ops with the types
+    their operands had, for the caller to mend the ops that need more than a type."""
+    inside = _nested(loop) + [loop]
+    for o in inside:                          # constants: made before the loop (pure)
+        if o.name == "arith.constant" and new_type(o.results[0].type) is not None:
+            o.move_before(loop)
+    inside = [o for o in inside if o.name != "arith.constant" or new_type(o.results[0].type) is None]
+    orig = [(o, [v.type for v in o.operands]) for o in inside]
+    made: list = []
+    for o in inside:                          # values from outside, converted before the loop
+        for k, v in enumerate(o.operands):
+            t = new_type(v.type)
+            if t is not None and not _within(v, loop):
+                o.operands[k] = _once(made, v, lambda: to_new(v, t), loop)
+    for o in inside:                          # the loop's own values
+        for r in o.results:
+            if new_type(r.type) is not None and o != loop:
+                r.set_type(new_type(r.type))
+        for region in o.regions:
+            for b in region.blocks:
+                for a in b.arguments:
+                    if new_type(a.type) is not None:
+                        a.set_type(new_type(a.type))
+    for r in loop.results:                    # its results, converted back after it
+        t = new_type(r.type)
+        if t is not None:
+            uses = [(getattr(u.owner, "operation", u.owner), u.operand_number) for u in r.uses]
+            old = r.type
+            r.set_type(t)
+            with ir.InsertionPoint.after(loop), loop.location:
+                back = to_old(r, old)
+            for owner, n in uses:
+                owner.operands[n] = back
+    return orig
+
+
+def _widen_i1(loop: ir.Operation) -> None:
+    """Tensors of i1 in the loop held as i8.  IREE stores i1 tensors of a dispatch as i8 and
+    rewrites the element type of linalg ops for that, but not of tensor.insert ("'tensor.insert'
+    op failed to verify that scalar type matches element type of dest"): the loop does it
+    itself, widening at its edges and at every scalar read and write."""
+    i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
+    inside = [o for o, _ in _retype(loop, _i8, lambda v, t: _cast_tensor(v, t, True),
+                                    lambda v, t: _cast_tensor(v, t, False))]
+    for o in inside:                          # i1 scalars read and written as i8
+        name = o.name
+        if name == "tensor.extract" and o.results[0].type == i1 and _i8(o.operands[0].type) is None \
+                and ir.RankedTensorType(o.operands[0].type).element_type == i8:
+            o.results[0].set_type(i8)
+            with ir.InsertionPoint.after(o), o.location:
+                narrow = arith.trunci(i1, o.results[0])
+            for use in [(getattr(u.owner, "operation", u.owner), u.operand_number) for u in o.results[0].uses]:
+                if use[0] != defining_op(narrow):
+                    use[0].operands[use[1]] = narrow
+        elif name in ("tensor.insert", "tensor.from_elements", "tensor.splat"):
+            for k, v in enumerate(o.operands):
+                if v.type == i1 and (name != "tensor.insert" or k == 0):
+                    with ir.InsertionPoint(o), o.location:
+                        o.operands[k] = arith.extui(i8, v)
+
+
+def _squeezed(t: ir.Type) -> ir.Type | None:
+    """A tensor type without its dimensions of size 1 (None if it has none)."""
+    if not _tensor(t) or 1 not in ir.RankedTensorType(t).shape:
+        return None
+    rt = ir.RankedTensorType(t)
+    return ir.RankedTensorType.get([d for d in rt.shape if d != 1], rt.element_type)
+
+
+def _reshaped(v: ir.Value, t: ir.Type) -> ir.Value:
+    """`v` in type `t`: the same shape with its dimensions of size 1 dropped, or back."""
+    a, b = ir.RankedTensorType(v.type).shape, ir.RankedTensorType(t).shape
+    big = a if len(a) > len(b) else b
+    groups, cur = [], []
+    for j, d in enumerate(big):               # each kept dimension with the 1s before it
+        cur.append(j)
+        if d != 1:
+            groups.append(cur)
+            cur = []
+    if cur and groups:                        # trailing 1s join the last group
+        groups[-1].extend(cur)
+    attr = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), j) for j in g])
+                             for g in groups])
+    if len(a) > len(b):
+        return tensor.CollapseShapeOp(t, v, attr).result
+    return tensor.ExpandShapeOp(t, v, attr, [], list(b)).result
+
+
+def _keep(seq, keep):
+    return [x for x, k in zip(seq, keep) if k]
+
+
+def _squeeze_units(loop: ir.Operation) -> None:
+    """The loop's tensors without their dimensions of size 1.  IREE's dispatch creation folds
+    unit dimensions of a dispatch region's tensors by itself, and over scalar loops of tensor
+    reads and writes its CollapseDimensionsPass then moved a reshape of a loop argument out of
+    the loop ("operand #0 does not dominate this use"); with no unit dimensions left it has
+    nothing to fold.  Reads and writes drop the indices of those dimensions; tensors from
+    outside the loop are reshaped before it and its results after it."""
+    orig = _retype(loop, _squeezed, _reshaped, _reshaped)
+    for o, types in orig:                     # reads and writes by the kept indices
+        if o.name not in ("tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice"):
+            continue
+        ops = list(o.operands)
+        with ir.InsertionPoint(o), o.location:
+            if o.name == "tensor.extract":
+                keep = [d != 1 for d in ir.RankedTensorType(types[0]).shape]
+                new = tensor.ExtractOp(ops[0], _keep(ops[1:], keep)).result
+            elif o.name == "tensor.insert":
+                keep = [d != 1 for d in ir.RankedTensorType(types[1]).shape]
+                new = tensor.InsertOp(ops[0], ops[1], _keep(ops[2:], keep)).result
+            else:
+                new = _slice(o, ops, types)
+        o.results[0].replace_all_uses_with(new)
+        o.erase()
+
+
+def _slice(o: ir.Operation, ops, types) -> ir.Value:
+    """An extract_slice or insert_slice rebuilt over the squeezed tensor (its big side)."""
+    extract = o.name == "tensor.extract_slice"
+    big = ir.RankedTensorType(types[0] if extract else types[1]).shape
+    keep = [d != 1 for d in big]
+    statics = [list(ir.DenseI64ArrayAttr(o.attributes[k])) for k in ("static_offsets", "static_sizes", "static_strides")]
+    dyn = list(ops[1 if extract else 2:])
+    lists = []
+    for st in statics:                        # each static list with its dynamic operands
+        vals = []
+        for x in st:
+            vals.append(dyn.pop(0) if x == ir.ShapedType.get_dynamic_size() else None)
+        lists.append((_keep(st, keep), [v for v in _keep(vals, keep) if v is not None]))
+    (so, do), (ss, ds), (st_, dt) = lists
+    if extract:
+        t = _squeezed(o.results[0].type) or o.results[0].type
+        return tensor.ExtractSliceOp(t, ops[0], do, ds, dt, so, ss, st_).result
+    return tensor.InsertSliceOp(ops[0], ops[1], do, ds, dt, so, ss, st_).result
+
+
+def _move(loop: ir.Operation) -> None:
+    _local_empties(loop)
+    inner = [o for o in _nested(loop) if o.name == "scf.for" and any(_tensor(r.type) for r in o.results)]
+    _scalarize_block(loop.regions[0].blocks[0])
+    for o in inner + [loop]:
+        _own_state(o)
+    _squeeze_units(loop)
+    _widen_i1(loop)
+    _dispatch(loop)
+
+
+def _visit(block: ir.Block) -> None:
+    for o in list(block.operations):
+        o = o.operation
+        if o.name in ("scf.for", "scf.while", "scf.if", "scf.index_switch"):
+            if _qualifies(o):
+                _move(o)
+                continue
+            for region in o.regions:
+                for b in region.blocks:
+                    _visit(b)
+
+
+def device_loops(module: ir.Module) -> None:
+    """Every qualifying loop of the module's functions as one dispatch region."""
+    for f in module.body.operations:
+        if f.operation.name == "func.func" and len(f.operation.regions[0].blocks):
+            _visit(f.operation.regions[0].blocks[0])
+    module.operation.verify()

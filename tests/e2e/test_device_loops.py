@@ -1,0 +1,188 @@
+"""Loops with small tensors run on the CPU as one dispatch (lowering/device_loops.py): JAX
+programs whose fori_loop bodies hold each op kind the rewrite turns into scalar loops, against
+jax.jit, and which loops take that road."""
+import re
+
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair.compile import lower
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+lax = jax.lax
+
+
+def _regions(fn, *args, target="cpu") -> list[str]:
+    """The text of each flow.dispatch.region of the lowered program."""
+    text = str(lower(xla.from_jax(fn, *args), 1, target))
+    out = []
+    for m in re.finditer(r"flow\.dispatch\.region", text):
+        depth, i = 0, text.index("{", m.end())
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                out.append(text[i:j])
+                break
+    return out
+
+
+def _on_device(fn, *args) -> None:
+    """The program's loop is one dispatch region of scalar loops (no linalg op in it)."""
+    regions = _regions(fn, *args)
+    assert regions and all("scf.for" in r for r in regions)
+    for r in regions:
+        ops = set(re.findall(r"\b(linalg\.[a-z_]+|iree_linalg_ext\.[a-z_]+)\b", r))
+        assert not ops, ops
+
+
+def _same(fn, *args, rtol=1e-6, atol=1e-6):
+    got = jax.tree_util.tree_leaves(xla.jit(fn)(*args))
+    want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
+
+
+RNG = np.random.default_rng(7)
+V = RNG.standard_normal(16).astype(np.float32)
+M = (RNG.standard_normal((4, 4)) * 0.4).astype(np.float32)
+IDX = RNG.integers(0, 16, 16).astype(np.int32)
+
+
+def swap_pivots(piv):
+    """JAX's lu_pivots_to_permutation loop: swap perm[i] and perm[piv[i]] for each i."""
+    def body(i, perm):
+        j = piv[i]
+        a, b = perm[i], perm[j]
+        return perm.at[i].set(b).at[j].set(a)
+    return lax.fori_loop(0, piv.shape[0], body, jnp.arange(piv.shape[0], dtype=jnp.int32))
+
+
+def shift_and_scale(x):
+    """Element-wise ops, a DynamicSlice and a DynamicUpdateSlice at the counter, a reversal."""
+    def body(i, x):
+        return (x.at[i].set(x[i - 1] * 0.5 + 1.0) * 0.9)[::-1]
+    return lax.fori_loop(1, 16, body, x)
+
+
+def gather_scatter(x, idx):
+    """A gather (x[idx]) and a scatter-add (.at[idx].add) in every trip."""
+    def body(i, x):
+        return (x * 0.5).at[idx].add(x[idx] * 0.1 + i.astype(jnp.float32))
+    return lax.fori_loop(0, 6, body, x)
+
+
+def matrix_power_sum(m, v):
+    """A dot, a transpose, a broadcast and a reduction over a 4x4 state."""
+    def body(i, c):
+        p, s = c
+        p = jnp.dot(p, m.T) + jnp.sum(p, axis=0, keepdims=True) * 0.01
+        return p, s + jnp.max(p) + v[i]
+    return lax.fori_loop(0, 12, body, (jnp.eye(4, dtype=jnp.float32), jnp.float32(0)))
+
+
+def padded_window(x):
+    """jnp.pad with zeros and a slice back, a cumulative sum (a reduce window)."""
+    def body(i, x):
+        p = jnp.pad(x, (2, 2))
+        return jnp.cumsum(p[1:-3] * 0.5 + p[3:-1] * 0.25) * 0.1
+    return lax.fori_loop(0, 9, body, x)
+
+
+def sieve(n):
+    """A PRED state (i1 tensors, held as i8 in the loop: "'tensor.insert' op failed to verify
+    that scalar type matches element type of dest")."""
+    m = n.shape[0]
+
+    def body(i, prime):
+        k = jnp.arange(m) + n
+        return prime & ~((k % i == 0) & (k > i) & prime[i])
+    return lax.fori_loop(2, m, body, jnp.arange(m) > 1)
+
+
+CASES = {
+    "swap_pivots": (swap_pivots, (np.array([3, 3, 5, 9, 4, 8, 6, 7, 8, 9, 15, 11, 14, 13, 14, 15], np.int32),)),
+    "shift_and_scale": (shift_and_scale, (V,)),
+    "gather_scatter": (gather_scatter, (V, IDX)),
+    "matrix_power_sum": (matrix_power_sum, (M, V)),
+    "padded_window": (padded_window, (V,)),
+    "sieve": (sieve, (np.zeros(40, np.int32),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_small_loop_runs_as_one_dispatch(name):
+    fn, args = CASES[name]
+    _on_device(fn, *args)
+    _same(fn, *args, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("n", [8, 64])
+def test_solve_and_det_permutation_loop_on_device(n):
+    """jnp.linalg.solve and det: the pivot-to-permutation loop of LU is a device loop, and the
+    results are jax.jit's (LAPACK on both sides)."""
+    a = RNG.standard_normal((n, n)).astype(np.float32)
+    b = RNG.standard_normal((n, 3)).astype(np.float32)
+    _on_device(jnp.linalg.solve, a, b)
+    _same(jnp.linalg.solve, a, b, rtol=1e-4, atol=1e-4)
+    _same(lambda x: lax.linalg.lu(x)[2], a)
+
+
+def test_large_state_keeps_the_host_loop():
+    """A state of 100x100 floats is more than a dispatch's stack takes: the host loop stays."""
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, x: jnp.tanh(x) + 1.0, x)
+    x = RNG.standard_normal((100, 100)).astype(np.float32)
+    assert not _regions(f, x)
+    _same(f, x)
+
+
+def test_heavy_body_keeps_the_host_loop():
+    """A 128x128 matrix product a trip is more work than scalar code should do: host loop."""
+    def f(w, v):
+        return lax.fori_loop(0, 4, lambda i, v: jnp.tanh(w @ v), v)
+    w2 = (RNG.standard_normal((128, 128)) * 0.1).astype(np.float32)
+    v2 = RNG.standard_normal((128, 128)).astype(np.float32)
+    assert not _regions(f, w2, v2)
+    _same(f, w2, v2, rtol=1e-4, atol=1e-4)
+
+
+def test_other_targets_keep_the_host_loop():
+    fn, args = CASES["swap_pivots"]
+    assert not _regions(fn, *args, target="vulkan")
+
+
+def test_compile_falls_back_to_host_loops_when_iree_refuses_one(monkeypatch):
+    """Should IREE refuse a form of a device loop, the program compiles with its loops on the
+    host (simulated: the first compile with a dispatch region in it fails)."""
+    import importlib
+    C = importlib.import_module("xlair.compile")     # (xlair.compile is also the function)
+    real, seen = C.iree_compile, []
+
+    def refusing(text, tgt, flags):
+        seen.append("flow.dispatch.region" in text)
+        if seen[-1]:
+            raise xla.XlaError("IREE could not compile for cpu: error: simulated")
+        return real(text, tgt, flags)
+    monkeypatch.setattr(C, "iree_compile", refusing)
+    fn, args = CASES["shift_and_scale"]
+    exe = xla.compile(xla.from_jax(fn, *args), target="cpu", cache=False)
+    assert seen == [True, False]
+    np.testing.assert_allclose(exe(*args), np.asarray(jax.jit(fn)(*args)), rtol=2e-5, atol=2e-5)
+
+
+def test_device_loops_pass_in_a_pipeline():
+    """`xla-device-loops` runs on its own after xla-to-linalg{loops=host} (the pipeline form of
+    xlair-opt), and `loops=host` leaves the loop to the host."""
+    from xlair.lowering import pipeline
+    fn, args = CASES["swap_pivots"]
+    comp = xla.from_jax(fn, *args)
+    from xlair.dialect.ir import context, ir, lock
+    with lock, context():
+        module = ir.Module.parse(comp.to_text())
+    pipeline.run(module, "xla-simplify", "xla-flatten-tuples", "xla-to-linalg{target=cpu loops=host}")
+    assert "flow.dispatch.region" not in str(module)
+    pipeline.run(module, "xla-device-loops")
+    assert "flow.dispatch.region" in str(module)
