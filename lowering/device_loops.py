@@ -1,7 +1,7 @@
 """Loops on the device: a loop whose tensors are small runs as one dispatch (CPU target).
 
-After xla-to-linalg, a counted While (lowering/control_flow.py) is an scf.for that the host
-drives: IREE runs each trip's linalg ops as dispatches of their own, and every index the trip
+After xla-to-linalg, a While (lowering/control_flow.py) is an scf.for when it counts, else an
+scf.while, and the host drives it: IREE runs each trip's linalg ops as dispatches of their own, and every index the trip
 computes on the device (a DynamicSlice's start) is read back before the next dispatch.  That
 costs ~8 us a trip on the CPU, whatever the trip does.  JAX's `lu_pivots_to_permutation` (in
 every jnp.linalg.solve, lu_factor, det) is such a loop: 255 trips swapping two elements of an
@@ -27,7 +27,8 @@ host loop's dispatches are vectorized and parallel) and at most MAX_BYTES of ten
 trip (a dispatch's temporaries live on its stack; IREE's CPU limit is 32 KB).  Loops inside
 a loop that qualifies go with it; of a loop that does not, the loops in its body are tried.
 
-Two more forms IREE refuses are avoided on the way: its dispatches store i1 tensors as i8 but
+Calls in a loop to the module's functions are inlined first (JAX calls jnp.where,
+floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the way: its dispatches store i1 tensors as i8 but
 it does not retype tensor.insert (the loop holds its i1 tensors as i8 itself), and its
 CollapseDimensionsPass, folding unit dimensions, moved a reshape out of an inner loop (the
 loop's tensors lose their unit dimensions first).  Each form is in docs/iree-limits.md.  Should
@@ -239,12 +240,22 @@ def _pad_value(op) -> ir.Value | None:
     return v
 
 
+#: ops whose results are views or in-place updates of their operands
+_NO_NEW_TENSOR = ("tensor.extract_slice", "tensor.insert_slice", "tensor.insert", "util.optimization_barrier")
+
+
 def _made_bytes(op: ir.Operation) -> int:
-    return sum(_bytes(r.type) for o in _nested(op) for r in o.results if _tensor(r.type))
+    return sum(_bytes(r.type) for o in _nested(op) if o.name not in _NO_NEW_TENSOR
+               for r in o.results if _tensor(r.type))
 
 
 def _qualifies(loop: ir.Operation) -> bool:
-    if loop.name != "scf.for":
+    if loop.name == "scf.while":             # the do-while form of lower_while: the "after"
+        after = loop.regions[1].blocks[0]     # region passes the state on as it is
+        ops = [o.operation for o in after.operations]
+        if len(ops) != 1 or list(ops[0].operands) != list(after.arguments):
+            return False
+    elif loop.name != "scf.for":
         return False
     state = list(loop.results)
     if not state or not all(_tensor(v.type) and _static(v.type) for v in state):
@@ -252,7 +263,7 @@ def _qualifies(loop: ir.Operation) -> bool:
     per_trip = _region_work(loop, once=True)
     if per_trip is None:
         return False
-    made = _made_bytes(loop) + 2 * sum(_bytes(v.type) for v in state)
+    made = _made_bytes(loop) + 2 * sum(_bytes(a.type) for a in _copied_state(loop)[0])
     return per_trip <= MAX_WORK and made <= MAX_BYTES and _captures_static(loop)
 
 
@@ -459,10 +470,33 @@ _SCALARIZE = {"linalg.fill": _own_form, "linalg.broadcast": _own_form, "linalg.t
               "iree_linalg_ext.gather": _gather, "iree_linalg_ext.scatter": _scatter}
 
 
-def _scalarize_block(block: ir.Block) -> None:
+#: ops that make their result out of nothing they are given (no destination operand)
+_NO_DESTINATION = ("tensor.pad", "tensor.expand_shape", "tensor.collapse_shape")
+
+
+def _fresh_destinations(o: ir.Operation, loop: ir.Operation, scalarized: bool) -> None:
+    """The tensor an op writes into made the op's own: a copy, unless the loop made it and
+    nothing else reads it.  Written in place while something else still reads it (a state
+    argument, a fill two matmuls start from), IREE's bufferization would copy it with a linalg
+    op, which it then refuses in the dispatch ("write affecting operations on global resources
+    are restricted to workgroup distributed contexts")."""
+    if scalarized:
+        first = len(o.operands) - len(o.results) if o.name not in _NO_DESTINATION else len(o.operands)
+    else:
+        first = 1 if o.name in ("tensor.insert_slice", "tensor.insert") else len(o.operands)
+    for k in range(first, len(o.operands) if scalarized else min(first + 1, len(o.operands))):
+        v = o.operands[k]
+        if not _tensor(v.type) or (defining_op(v) is not None and _within(v, loop) and len(list(v.uses)) == 1):
+            continue
+        with ir.InsertionPoint(o), o.location:
+            o.operands[k] = _copy(v, empty(v.type))
+
+
+def _scalarize_block(block: ir.Block, loop: ir.Operation) -> None:
     for o in list(block.operations):
         o = o.operation
         fn = _SCALARIZE.get(o.name) or (_generic if o.name.startswith("linalg.") else None)
+        _fresh_destinations(o, loop, fn is not None)
         if fn is not None:
             with ir.InsertionPoint(o), o.location:
                 new = fn(o)
@@ -476,7 +510,7 @@ def _scalarize_block(block: ir.Block) -> None:
         else:
             for region in o.regions:
                 for b in region.blocks:
-                    _scalarize_block(b)
+                    _scalarize_block(b, loop)
 
 
 def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:
@@ -488,18 +522,29 @@ def _own_state(loop: ir.Operation) -> None:
     """Each trip reads a copy of its state and writes the new state into the iteration
     argument (see the module docstring)."""
     block = loop.regions[0].blocks[0]
-    args = list(block.arguments)[1:]
+    args, shift, yield_op = _copied_state(loop)
     uses = [[(getattr(u.owner, "operation", u.owner), u.operand_number) for u in a.uses] for a in args]
     with ir.InsertionPoint(list(block.operations)[0]), loop.location:
         copies = [_copy(a, empty(a.type)) for a in args]
     for c, a_uses in zip(copies, uses):
         for owner, n in a_uses:
             owner.operands[n] = c
-    yield_op = list(block.operations)[-1].operation
-    with ir.InsertionPoint(yield_op), loop.location:
-        new = [_copy(v, a) for v, a in zip(list(yield_op.operands), args)]
-    for i, v in enumerate(new):
-        yield_op.operands[i] = v
+    for a in args:
+        k = a.arg_number + shift
+        with ir.InsertionPoint(yield_op), loop.location:
+            yield_op.operands[k] = _copy(yield_op.operands[k], a)
+
+
+def _copied_state(loop: ir.Operation) -> tuple[list, int, ir.Operation]:
+    """The state arguments, the shift from an argument's number to its operand in the
+    terminator, and the terminator (of scf.for's body, or of scf.while's "before" region: the
+    counter is argument 0 of the one, the condition operand 0 of the other's scf.condition).
+    Every state argument is copied: a scan's stacked outputs updated in place at the counter
+    were tried uncopied, and IREE's bufferization then moved the whole state to the stack and
+    copied it back with a linalg op ("write affecting operations on global resources ...")."""
+    block = loop.regions[0].blocks[0]
+    counter, condition = (1, 0) if loop.name == "scf.for" else (0, 1)
+    return list(block.arguments)[counter:], condition - counter, list(block.operations)[-1].operation
 
 
 def _dispatch(loop: ir.Operation) -> None:
@@ -708,8 +753,9 @@ def _slice(o: ir.Operation, ops, types) -> ir.Value:
 
 def _move(loop: ir.Operation) -> None:
     _local_empties(loop)
-    inner = [o for o in _nested(loop) if o.name == "scf.for" and any(_tensor(r.type) for r in o.results)]
-    _scalarize_block(loop.regions[0].blocks[0])
+    inner = [o for o in _nested(loop)
+             if o.name in ("scf.for", "scf.while") and any(_tensor(r.type) for r in o.results)]
+    _scalarize_block(loop.regions[0].blocks[0], loop)
     for o in inner + [loop]:
         _own_state(o)
     _squeeze_units(loop)
@@ -717,21 +763,49 @@ def _move(loop: ir.Operation) -> None:
     _dispatch(loop)
 
 
-def _visit(block: ir.Block) -> None:
+def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
+    """Calls in the loop to functions of the module, replaced by a copy of their bodies (JAX
+    calls its library functions, jnp.where, floor_divide, remainder, from several places; IREE
+    inlines them all anyway)."""
+    def callee(o):
+        f = funcs.get(ir.FlatSymbolRefAttr(o.attributes["callee"]).value) if o.name == "func.call" else None
+        return f if f is not None and len(f.regions[0].blocks) == 1 else None
+    while True:
+        call = next((o for o in _nested(loop) if callee(o) is not None), None)
+        if call is None:
+            return
+        body = callee(call).clone()
+        block = body.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        for o in ops[:-1]:
+            o.move_before(call)
+        for a, v in zip(block.arguments, call.operands):
+            a.replace_all_uses_with(v)
+        for r, v in zip(call.results, ops[-1].operands):
+            r.replace_all_uses_with(v)
+        call.erase()
+        body.erase()
+
+
+def _visit(block: ir.Block, funcs: dict) -> None:
     for o in list(block.operations):
         o = o.operation
         if o.name in ("scf.for", "scf.while", "scf.if", "scf.index_switch"):
+            if o.name != "scf.if" and o.name != "scf.index_switch":
+                _inline_calls(o, funcs)
             if _qualifies(o):
                 _move(o)
                 continue
             for region in o.regions:
                 for b in region.blocks:
-                    _visit(b)
+                    _visit(b, funcs)
 
 
 def device_loops(module: ir.Module) -> None:
     """Every qualifying loop of the module's functions as one dispatch region."""
-    for f in module.body.operations:
-        if f.operation.name == "func.func" and len(f.operation.regions[0].blocks):
-            _visit(f.operation.regions[0].blocks[0])
+    funcs = {ir.StringAttr(f.operation.attributes["sym_name"]).value: f.operation for f in module.body.operations
+             if f.operation.name == "func.func"}
+    for f in funcs.values():
+        if len(f.regions[0].blocks):
+            _visit(f.regions[0].blocks[0], funcs)
     module.operation.verify()

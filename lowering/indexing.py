@@ -121,7 +121,11 @@ def lower_gather(lw):
     if out.size == 0:
         return empty(out)
     dn = lw.attr("dimension_numbers")
-    if (dn.start_index_map or dn.operand_batching_dims) and options().target == "cpu":
+    # (complex elements: IREE 3.13 vectorizes iree_linalg_ext.gather of complex<f32> into a
+    # vector.transfer_read it then rejects, "'vector.transfer_read' op requires valid padding
+    # vector elemental type": jnp.linalg.solve of a c64[256,256] permuting its right-hand side)
+    if (dn.start_index_map or dn.operand_batching_dims) and options().target == "cpu" \
+            and not out.element_type.is_complex:
         return _linalg_ext_gather(lw)
     return _generic_gather(lw)
 

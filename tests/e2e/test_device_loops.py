@@ -38,7 +38,7 @@ def _on_device(fn, *args) -> None:
 
 
 def _same(fn, *args, rtol=1e-6, atol=1e-6):
-    got = jax.tree_util.tree_leaves(xla.jit(fn)(*args))
+    got = jax.tree_util.tree_leaves(xla.jit(fn, cache=False)(*args))    # (compiled here: see iree_takes_it)
     want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
     assert len(got) == len(want)
     for g, w in zip(got, want):
@@ -102,6 +102,14 @@ def sieve(n):
     return lax.fori_loop(2, m, body, jnp.arange(m) > 1)
 
 
+def _model(name):
+    """A program of the real-program suite (tests/models/model_programs.py)."""
+    import sys
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent.parent / "models"))
+    from model_programs import PROGRAMS
+    return PROGRAMS[name].make()
+
+
 CASES = {
     "swap_pivots": (swap_pivots, (np.array([3, 3, 5, 9, 4, 8, 6, 7, 8, 9, 15, 11, 14, 13, 14, 15], np.int32),)),
     "shift_and_scale": (shift_and_scale, (V,)),
@@ -109,18 +117,40 @@ CASES = {
     "matrix_power_sum": (matrix_power_sum, (M, V)),
     "padded_window": (padded_window, (V,)),
     "sieve": (sieve, (np.zeros(40, np.int32),)),
+    # a While whose trip count depends on the data (an scf.while: the condition reduces), its
+    # body calling jnp.where and floor_divide as functions
+    "collatz": _model("while_loop_collatz"),
 }
 
 
+@pytest.fixture
+def iree_takes_it(monkeypatch):
+    """IREE compiles the device loops as they are: no compile fails (which would make
+    xlair.compile fall back to host loops)."""
+    import importlib
+    C = importlib.import_module("xlair.compile")
+    real, failures = C.iree_compile, []
+
+    def watched(text, tgt, flags):
+        try:
+            return real(text, tgt, flags)
+        except xla.XlaError as e:
+            failures.append(str(e))
+            raise
+    monkeypatch.setattr(C, "iree_compile", watched)
+    yield
+    assert not failures, failures
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_small_loop_runs_as_one_dispatch(name):
+def test_small_loop_runs_as_one_dispatch(name, iree_takes_it):
     fn, args = CASES[name]
     _on_device(fn, *args)
     _same(fn, *args, rtol=2e-5, atol=2e-5)
 
 
 @pytest.mark.parametrize("n", [8, 64])
-def test_solve_and_det_permutation_loop_on_device(n):
+def test_solve_and_det_permutation_loop_on_device(n, iree_takes_it):
     """jnp.linalg.solve and det: the pivot-to-permutation loop of LU is a device loop, and the
     results are jax.jit's (LAPACK on both sides)."""
     a = RNG.standard_normal((n, n)).astype(np.float32)

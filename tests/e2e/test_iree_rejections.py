@@ -308,3 +308,17 @@ def test_circular_dependency_input_operation_uses_partition_output_peeled_trip(t
     want = jax.tree_util.tree_leaves(jax.jit(f)(*args))
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def test_vector_transfer_read_requires_valid_padding_complex_gather():
+    """jnp.linalg.solve of a c64[256,256] permutes its right-hand side with a Gather of
+    complex<f32> rows; IREE 3.13 vectorized iree_linalg_ext.gather of them into a
+    vector.transfer_read it rejects ("requires valid padding vector elemental type"): complex
+    gathers take the linalg.generic form (lowering/indexing.py)."""
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((256, 256)) + 1j * rng.standard_normal((256, 256))).astype(np.complex64)
+    b = a[:, :2].copy()
+    got = np.asarray(xla.jit(jax.numpy.linalg.solve)(a, b))
+    want = np.asarray(jax.jit(jax.numpy.linalg.solve)(a, b))
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
