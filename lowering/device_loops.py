@@ -16,7 +16,8 @@ semantics of linalg: each iteration point reads its inputs and the output's curr
 writes its yield).  One-shot bufferization then needs each yielded tensor to live in its
 iteration argument's buffer ("Yield operand is not equivalent to the corresponding iter
 bbArg"): each trip reads a copy of its state and writes the new state back into the argument,
-so the state is copied twice a trip (small, by the limits below).
+so the state is copied twice a trip (small, by the limits below), except a state only written,
+once, and yielded (a scan's stacked outputs), which is updated in place.
 
 A loop qualifies when every tensor in it has a static shape, every op of its body is one of
 those below (scalar arith/math, tensor slicing and reshaping, linalg.generic and the named ops
@@ -42,8 +43,9 @@ from .registry import Anchor, defining_op, empty, generic, index, splice_region
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
-#: bytes of the tensors one trip creates, the two copies of the state included
-MAX_BYTES = 16384
+#: bytes of the tensors one trip creates, the two copies of the state included (IREE's CPU
+#: stack limit is 32 KB: lstm_scan with a 60 KB bound asked for 52,992 bytes)
+MAX_BYTES = 28672
 
 #: ops kept as they are (on tensors or scalars): IREE's dispatch codegen takes them
 _KEPT = {"tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice", "tensor.from_elements",
@@ -474,29 +476,31 @@ _SCALARIZE = {"linalg.fill": _own_form, "linalg.broadcast": _own_form, "linalg.t
 _NO_DESTINATION = ("tensor.pad", "tensor.expand_shape", "tensor.collapse_shape")
 
 
-def _fresh_destinations(o: ir.Operation, loop: ir.Operation, scalarized: bool) -> None:
+def _fresh_destinations(o: ir.Operation, loop: ir.Operation, scalarized: bool, kept: list) -> None:
     """The tensor an op writes into made the op's own: a copy, unless the loop made it and
     nothing else reads it.  Written in place while something else still reads it (a state
     argument, a fill two matmuls start from), IREE's bufferization would copy it with a linalg
     op, which it then refuses in the dispatch ("write affecting operations on global resources
-    are restricted to workgroup distributed contexts")."""
+    are restricted to workgroup distributed contexts").  `kept`: the state arguments updated in
+    place (see _copied_state)."""
     if scalarized:
         first = len(o.operands) - len(o.results) if o.name not in _NO_DESTINATION else len(o.operands)
     else:
         first = 1 if o.name in ("tensor.insert_slice", "tensor.insert") else len(o.operands)
     for k in range(first, len(o.operands) if scalarized else min(first + 1, len(o.operands))):
         v = o.operands[k]
-        if not _tensor(v.type) or (defining_op(v) is not None and _within(v, loop) and len(list(v.uses)) == 1):
+        if not _tensor(v.type) or (defining_op(v) is not None and _within(v, loop) and len(list(v.uses)) == 1) \
+                or any(v == a for a in kept):
             continue
         with ir.InsertionPoint(o), o.location:
             o.operands[k] = _copy(v, empty(v.type))
 
 
-def _scalarize_block(block: ir.Block, loop: ir.Operation) -> None:
+def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
     for o in list(block.operations):
         o = o.operation
         fn = _SCALARIZE.get(o.name) or (_generic if o.name.startswith("linalg.") else None)
-        _fresh_destinations(o, loop, fn is not None)
+        _fresh_destinations(o, loop, fn is not None, kept)
         if fn is not None:
             with ir.InsertionPoint(o), o.location:
                 new = fn(o)
@@ -510,7 +514,7 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation) -> None:
         else:
             for region in o.regions:
                 for b in region.blocks:
-                    _scalarize_block(b, loop)
+                    _scalarize_block(b, loop, kept)
 
 
 def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:
@@ -518,11 +522,11 @@ def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:
     return _nest(dims, [dest], lambda ivs, accs: [tensor.insert(tensor.extract(src, ivs), accs[0], ivs)])[0]
 
 
-def _own_state(loop: ir.Operation) -> None:
+def _own_state(loop: ir.Operation, in_place: bool) -> None:
     """Each trip reads a copy of its state and writes the new state into the iteration
-    argument (see the module docstring)."""
+    argument (see the module docstring); with `in_place`, not the state only updated in place."""
     block = loop.regions[0].blocks[0]
-    args, shift, yield_op = _copied_state(loop)
+    args, shift, yield_op = _copied_state(loop, in_place)
     uses = [[(getattr(u.owner, "operation", u.owner), u.operand_number) for u in a.uses] for a in args]
     with ir.InsertionPoint(list(block.operations)[0]), loop.location:
         copies = [_copy(a, empty(a.type)) for a in args]
@@ -535,16 +539,31 @@ def _own_state(loop: ir.Operation) -> None:
             yield_op.operands[k] = _copy(yield_op.operands[k], a)
 
 
-def _copied_state(loop: ir.Operation) -> tuple[list, int, ir.Operation]:
-    """The state arguments, the shift from an argument's number to its operand in the
-    terminator, and the terminator (of scf.for's body, or of scf.while's "before" region: the
-    counter is argument 0 of the one, the condition operand 0 of the other's scf.condition).
-    Every state argument is copied: a scan's stacked outputs updated in place at the counter
-    were tried uncopied, and IREE's bufferization then moved the whole state to the stack and
-    copied it back with a linalg op ("write affecting operations on global resources ...")."""
+def _copied_state(loop: ir.Operation, in_place: bool = True) -> tuple[list, int, ir.Operation]:
+    """The state arguments a trip works on a copy of (all but those only updated in place),
+    the shift from an argument's number to its operand in the terminator, and the terminator
+    (of scf.for's body, or of scf.while's "before" region: the counter is argument 0 of the
+    one, the condition operand 0 of the other's scf.condition)."""
     block = loop.regions[0].blocks[0]
     counter, condition = (1, 0) if loop.name == "scf.for" else (0, 1)
-    return list(block.arguments)[counter:], condition - counter, list(block.operations)[-1].operation
+    terminator = list(block.operations)[-1].operation
+    shift = condition - counter
+    return ([a for a in list(block.arguments)[counter:]
+             if not (in_place and _in_place(a, terminator, a.arg_number + shift))], shift, terminator)
+
+
+def _in_place(arg: ir.Value, terminator: ir.Operation, k: int) -> bool:
+    """Whether the state `arg` is only written into, once, and that is its new value (a scan's
+    stacked outputs: a DynamicUpdateSlice at the counter), which bufferizes in place."""
+    uses = list(arg.uses)
+    if len(uses) != 1:
+        return False
+    owner = getattr(uses[0].owner, "operation", uses[0].owner)
+    if owner.name not in ("tensor.insert_slice", "tensor.insert") or uses[0].operand_number != 1:
+        return False
+    after = list(owner.results[0].uses)
+    return len(after) == 1 and getattr(after[0].owner, "operation", after[0].owner) == terminator \
+        and after[0].operand_number == k
 
 
 def _dispatch(loop: ir.Operation) -> None:
@@ -755,9 +774,12 @@ def _move(loop: ir.Operation) -> None:
     _local_empties(loop)
     inner = [o for o in _nested(loop)
              if o.name in ("scf.for", "scf.while") and any(_tensor(r.type) for r in o.results)]
-    _scalarize_block(loop.regions[0].blocks[0], loop)
-    for o in inner + [loop]:
-        _own_state(o)
+    copied = _copied_state(loop)[0]
+    kept = [a for a in list(loop.regions[0].blocks[0].arguments) if not any(a == c for c in copied)]
+    _scalarize_block(loop.regions[0].blocks[0], loop, kept)
+    for o in inner:
+        _own_state(o, False)
+    _own_state(loop, True)
     _squeeze_units(loop)
     _widen_i1(loop)
     _dispatch(loop)

@@ -102,6 +102,15 @@ def sieve(n):
     return lax.fori_loop(2, m, body, jnp.arange(m) > 1)
 
 
+def scan_stack(w, xs):
+    """lax.scan with stacked outputs: the ys state is only written, at the counter, and is not
+    copied each trip (lowering/device_loops.py `_in_place`)."""
+    def step(h, x):
+        h = jnp.tanh(w @ h + x)
+        return h, h * 2.0
+    return lax.scan(step, jnp.zeros(4, jnp.float32), xs)
+
+
 def _model(name):
     """A program of the real-program suite (tests/models/model_programs.py)."""
     import sys
@@ -117,6 +126,7 @@ CASES = {
     "matrix_power_sum": (matrix_power_sum, (M, V)),
     "padded_window": (padded_window, (V,)),
     "sieve": (sieve, (np.zeros(40, np.int32),)),
+    "scan_stack": (scan_stack, (M, RNG.standard_normal((30, 4)).astype(np.float32))),
     # a While whose trip count depends on the data (an scf.while: the condition reduces), its
     # body calling jnp.where and floor_divide as functions
     "collatz": _model("while_loop_collatz"),
