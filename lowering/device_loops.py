@@ -29,17 +29,19 @@ trip (a dispatch's temporaries live on its stack; IREE's CPU limit is 32 KB).  L
 a loop that qualifies go with it; of a loop that does not, the loops in its body are tried.
 
 Calls in a loop to the module's functions are inlined first (JAX calls jnp.where,
-floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the way: its dispatches store i1 tensors as i8 but
-it does not retype tensor.insert (the loop holds its i1 tensors as i8 itself), and its
-CollapseDimensionsPass, folding unit dimensions, moved a reshape out of an inner loop (the
-loop's tensors lose their unit dimensions first).  Each form is in docs/iree-limits.md.  Should
-IREE refuse another, xlair.compile compiles the program again with `loops=host`.
+floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the
+way: its dispatches store i1 tensors as i8 but it does not retype tensor.insert (the loop
+holds its i1 tensors as i8 itself), and its CollapseDimensionsPass, folding unit dimensions,
+moved a reshape out of an inner loop (the loop's tensors lose their unit dimensions first).
+Each form is in docs/iree-limits.md.  Should IREE refuse another, xlair.compile compiles the
+program again with `loops=host`.
 """
 from __future__ import annotations
 
 from xlair.dialect.ir import arith, ir, scf, tensor
+from xlair.dialect.types import is_tensor
 
-from .registry import Anchor, defining_op, empty, generic, index, splice_region
+from .registry import Anchor, defining_op, empty, generic, index, inline_body, reshape, splice_region
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
@@ -62,10 +64,7 @@ def _static(t: ir.Type) -> bool:
 
 
 def _elements(t: ir.Type) -> int:
-    n = 1
-    for d in ir.RankedTensorType(t).shape:
-        n *= d
-    return n
+    return _product(ir.RankedTensorType(t).shape)
 
 
 def _bytes(t: ir.Type) -> int:
@@ -73,10 +72,6 @@ def _bytes(t: ir.Type) -> int:
     width = ir.IntegerType(et).width if isinstance(et, ir.IntegerType) else ir.FloatType(et).width \
         if isinstance(et, ir.FloatType) else 128
     return _elements(t) * max(1, width // 8)
-
-
-def _tensor(t: ir.Type) -> bool:
-    return isinstance(t, ir.RankedTensorType)
 
 
 # ----------------------------------------------------------------------------------------
@@ -115,7 +110,7 @@ def _domain(maps, operands) -> list[int] | None:
     n = maps[0].n_dims
     dims = [None] * n
     for m, v in zip(maps, operands):
-        shape = ir.RankedTensorType(v.type).shape if _tensor(v.type) else []
+        shape = ir.RankedTensorType(v.type).shape if is_tensor(v.type) else []
         for r, e in enumerate(m.results):
             if isinstance(e, ir.AffineDimExpr):
                 dims[ir.AffineDimExpr(e).position] = shape[r]
@@ -135,7 +130,7 @@ def _nested(op: ir.Operation) -> list[ir.Operation]:
 def _body_ok(op: ir.Operation) -> bool:
     """Whether a linalg or linalg_ext op's body is scalar code that can be moved as it is."""
     return not any((o.name.startswith(_NOT_IN_BODIES) and o.name != "iree_linalg_ext.yield")
-                   or any(_tensor(r.type) for r in o.results) for o in _nested(op))
+                   or any(is_tensor(r.type) for r in o.results) for o in _nested(op))
 
 
 def _gather_scatter_geometry(op) -> tuple | None:
@@ -248,7 +243,7 @@ _NO_NEW_TENSOR = ("tensor.extract_slice", "tensor.insert_slice", "tensor.insert"
 
 def _made_bytes(op: ir.Operation) -> int:
     return sum(_bytes(r.type) for o in _nested(op) if o.name not in _NO_NEW_TENSOR
-               for r in o.results if _tensor(r.type))
+               for r in o.results if is_tensor(r.type))
 
 
 def _qualifies(loop: ir.Operation) -> bool:
@@ -260,7 +255,7 @@ def _qualifies(loop: ir.Operation) -> bool:
     elif loop.name != "scf.for":
         return False
     state = list(loop.results)
-    if not state or not all(_tensor(v.type) and _static(v.type) for v in state):
+    if not state or not all(is_tensor(v.type) and _static(v.type) for v in state):
         return False
     per_trip = _region_work(loop, once=True)
     if per_trip is None:
@@ -291,6 +286,11 @@ def _nest(dims, accs, body) -> list[ir.Value]:
             scf.YieldOp(new)
         return list(loop.results)
     return level(0, [], accs)
+
+
+def _tabulate(dims, dest: ir.Value, value_at) -> ir.Value:
+    """`dest` with every element at `ivs` over `dims` set to `value_at(ivs)`."""
+    return _nest(list(dims), [dest], lambda ivs, accs: [tensor.insert(value_at(ivs), accs[0], ivs)])[0]
 
 
 def _expr(e: ir.AffineExpr, ivs) -> ir.Value:
@@ -336,7 +336,7 @@ def _read(v: ir.Value, at, arg: ir.Value) -> ir.Value:
     an argument without uses stands for itself)."""
     if not any(True for _ in arg.uses):
         return arg
-    return tensor.extract(v, at) if _tensor(v.type) else v
+    return tensor.extract(v, at) if is_tensor(v.type) else v
 
 
 def _generic(op) -> list[ir.Value]:
@@ -356,15 +356,10 @@ def _generic(op) -> list[ir.Value]:
     return _nest(dims, outs, body)
 
 
-def _fill_with(shape_of: ir.Value, value: ir.Value, dest: ir.Value) -> ir.Value:
-    dims = list(ir.RankedTensorType(shape_of.type).shape)
-    return _nest(dims, [dest], lambda ivs, accs: [tensor.insert(value, accs[0], ivs)])[0]
-
-
 def _own_form(op) -> list[ir.Value]:
     name = op.name
     if name == "linalg.fill":
-        return [_fill_with(op.results[0], op.operands[0], op.operands[1])]
+        return [_tabulate(ir.RankedTensorType(op.results[0].type).shape, op.operands[1], lambda ivs: op.operands[0])]
     if name in ("linalg.broadcast", "linalg.transpose"):
         src, dst = op.operands[0], op.operands[1]
         rank = ir.RankedTensorType(dst.type).rank
@@ -381,8 +376,7 @@ def _own_form(op) -> list[ir.Value]:
                 for j, p in enumerate(perm):
                     at[p] = ivs[j]
                 return at
-        dims = list(ir.RankedTensorType(dst.type).shape)
-        return _nest(dims, [dst], lambda ivs, accs: [tensor.insert(tensor.extract(src, src_at(ivs)), accs[0], ivs)])
+        return [_tabulate(ir.RankedTensorType(dst.type).shape, dst, lambda ivs: tensor.extract(src, src_at(ivs)))]
     if name == "linalg.reduce":
         half = len(op.operands) // 2
         ins, outs = list(op.operands)[:half], list(op.operands)[half:]
@@ -401,7 +395,8 @@ def _own_form(op) -> list[ir.Value]:
 def _pad(op) -> list[ir.Value]:
     src = op.operands[0]
     low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
-    filled = _fill_with(op.results[0], _pad_value(op), empty(op.results[0].type))
+    value = _pad_value(op)
+    filled = _tabulate(ir.RankedTensorType(op.results[0].type).shape, empty(op.results[0].type), lambda ivs: value)
     sizes = list(ir.RankedTensorType(src.type).shape)
     return [tensor.InsertSliceOp(src, filled, [], [], [], low, sizes, [1] * len(low)).result]
 
@@ -415,7 +410,7 @@ def _reshape(op) -> list[ir.Value]:
     expand = op.name == "tensor.expand_shape"
     big = ir.RankedTensorType((out if expand else src).type).shape
 
-    def body(ivs, accs):
+    def source_at(ivs):
         at = []
         if expand:                       # a source index from its group of result indices
             for g in groups:
@@ -430,8 +425,8 @@ def _reshape(op) -> list[ir.Value]:
                 for d in reversed(g):
                     at[d] = arith.remui(v, index(big[d])) if d != g[0] else v
                     v = arith.divui(v, index(big[d])) if d != g[0] else v
-        return [tensor.insert(tensor.extract(src, at), accs[0], ivs)]
-    return _nest(list(ir.RankedTensorType(out.type).shape), [empty(out.type)], body)
+        return tensor.extract(src, at)
+    return [_tabulate(ir.RankedTensorType(out.type).shape, empty(out.type), source_at)]
 
 
 def _position(indices, depth, batch_ivs, slice_ivs) -> list[ir.Value]:
@@ -446,12 +441,8 @@ def _position(indices, depth, batch_ivs, slice_ivs) -> list[ir.Value]:
 def _gather(op) -> list[ir.Value]:
     source, indices, out = op.operands[:3]
     depth, batch = _gather_scatter_geometry(op)
-    dims = list(ir.RankedTensorType(out.type).shape)
-
-    def body(ivs, accs):
-        v = tensor.extract(source, _position(indices, depth, ivs[:batch], ivs[batch:]))
-        return [tensor.insert(v, accs[0], ivs)]
-    return _nest(dims, [out], body)
+    return [_tabulate(ir.RankedTensorType(out.type).shape, out,
+                      lambda ivs: tensor.extract(source, _position(indices, depth, ivs[:batch], ivs[batch:])))]
 
 
 def _scatter(op) -> list[ir.Value]:
@@ -489,7 +480,7 @@ def _fresh_destinations(o: ir.Operation, loop: ir.Operation, scalarized: bool, k
         first = 1 if o.name in ("tensor.insert_slice", "tensor.insert") else len(o.operands)
     for k in range(first, len(o.operands) if scalarized else min(first + 1, len(o.operands))):
         v = o.operands[k]
-        if not _tensor(v.type) or (defining_op(v) is not None and _within(v, loop) and len(list(v.uses)) == 1) \
+        if not is_tensor(v.type) or (defining_op(v) is not None and _within(v, loop) and len(list(v.uses)) == 1) \
                 or any(v == a for a in kept):
             continue
         with ir.InsertionPoint(o), o.location:
@@ -518,8 +509,7 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
 
 
 def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:
-    dims = list(ir.RankedTensorType(src.type).shape)
-    return _nest(dims, [dest], lambda ivs, accs: [tensor.insert(tensor.extract(src, ivs), accs[0], ivs)])[0]
+    return _tabulate(ir.RankedTensorType(src.type).shape, dest, lambda ivs: tensor.extract(src, ivs))
 
 
 def _own_state(loop: ir.Operation, in_place: bool) -> None:
@@ -582,7 +572,7 @@ def _dispatch(loop: ir.Operation) -> None:
 
 def _i8(t: ir.Type) -> ir.Type | None:
     """The i8 form of an i1 tensor type (None for other types)."""
-    if _tensor(t) and ir.RankedTensorType(t).element_type == ir.IntegerType.get_signless(1):
+    if is_tensor(t) and ir.RankedTensorType(t).element_type == ir.IntegerType.get_signless(1):
         return ir.RankedTensorType.get(list(ir.RankedTensorType(t).shape), ir.IntegerType.get_signless(8))
     return None
 
@@ -696,29 +686,10 @@ def _widen_i1(loop: ir.Operation) -> None:
 
 def _squeezed(t: ir.Type) -> ir.Type | None:
     """A tensor type without its dimensions of size 1 (None if it has none)."""
-    if not _tensor(t) or 1 not in ir.RankedTensorType(t).shape:
+    if not is_tensor(t) or 1 not in ir.RankedTensorType(t).shape:
         return None
     rt = ir.RankedTensorType(t)
     return ir.RankedTensorType.get([d for d in rt.shape if d != 1], rt.element_type)
-
-
-def _reshaped(v: ir.Value, t: ir.Type) -> ir.Value:
-    """`v` in type `t`: the same shape with its dimensions of size 1 dropped, or back."""
-    a, b = ir.RankedTensorType(v.type).shape, ir.RankedTensorType(t).shape
-    big = a if len(a) > len(b) else b
-    groups, cur = [], []
-    for j, d in enumerate(big):               # each kept dimension with the 1s before it
-        cur.append(j)
-        if d != 1:
-            groups.append(cur)
-            cur = []
-    if cur and groups:                        # trailing 1s join the last group
-        groups[-1].extend(cur)
-    attr = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), j) for j in g])
-                             for g in groups])
-    if len(a) > len(b):
-        return tensor.CollapseShapeOp(t, v, attr).result
-    return tensor.ExpandShapeOp(t, v, attr, [], list(b)).result
 
 
 def _keep(seq, keep):
@@ -732,7 +703,9 @@ def _squeeze_units(loop: ir.Operation) -> None:
     the loop ("operand #0 does not dominate this use"); with no unit dimensions left it has
     nothing to fold.  Reads and writes drop the indices of those dimensions; tensors from
     outside the loop are reshaped before it and its results after it."""
-    orig = _retype(loop, _squeezed, _reshaped, _reshaped)
+    def reshaped(v, t):
+        return reshape(v, ir.RankedTensorType(t).shape)
+    orig = _retype(loop, _squeezed, reshaped, reshaped)
     for o, types in orig:                     # reads and writes by the kept indices
         if o.name not in ("tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice"):
             continue
@@ -755,7 +728,8 @@ def _slice(o: ir.Operation, ops, types) -> ir.Value:
     extract = o.name == "tensor.extract_slice"
     big = ir.RankedTensorType(types[0] if extract else types[1]).shape
     keep = [d != 1 for d in big]
-    statics = [list(ir.DenseI64ArrayAttr(o.attributes[k])) for k in ("static_offsets", "static_sizes", "static_strides")]
+    statics = [list(ir.DenseI64ArrayAttr(o.attributes[k]))
+               for k in ("static_offsets", "static_sizes", "static_strides")]
     dyn = list(ops[1 if extract else 2:])
     lists = []
     for st in statics:                        # each static list with its dynamic operands
@@ -773,7 +747,7 @@ def _slice(o: ir.Operation, ops, types) -> ir.Value:
 def _move(loop: ir.Operation) -> None:
     _local_empties(loop)
     inner = [o for o in _nested(loop)
-             if o.name in ("scf.for", "scf.while") and any(_tensor(r.type) for r in o.results)]
+             if o.name in ("scf.for", "scf.while") and any(is_tensor(r.type) for r in o.results)]
     copied = _copied_state(loop)[0]
     kept = [a for a in list(loop.regions[0].blocks[0].arguments) if not any(a == c for c in copied)]
     _scalarize_block(loop.regions[0].blocks[0], loop, kept)
@@ -797,15 +771,7 @@ def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
         if call is None:
             return
         body = callee(call).clone()
-        block = body.regions[0].blocks[0]
-        ops = [o.operation for o in block.operations]
-        for o in ops[:-1]:
-            o.move_before(call)
-        for a, v in zip(block.arguments, call.operands):
-            a.replace_all_uses_with(v)
-        for r, v in zip(call.results, ops[-1].operands):
-            r.replace_all_uses_with(v)
-        call.erase()
+        inline_body(call, body.regions[0].blocks[0])
         body.erase()
 
 

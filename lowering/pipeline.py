@@ -39,7 +39,8 @@ from .device_loops import device_loops
 from .dynamic import dynamic_sizes as run_dynamic
 from .host_scalars import fold_host_scalars
 from .loops import elementwise_loops as run_loops
-from .registry import Options, TARGET_NAMES, builtin_type, cast, running_with, tuple_leaves, tuple_rebuild
+from .registry import (Options, TARGET_NAMES, builtin_type, cast, inline_body, running_with, tuple_leaves,
+                       tuple_rebuild)
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
@@ -174,13 +175,7 @@ def inline_single_calls(module: ir.Module) -> None:
         ret = ops[-1]
         if ret.name != "func.return" or len(ret.operands) != len(call.results):
             continue
-        for o in ops[:-1]:
-            o.move_before(call)
-        for a, v in zip(block.arguments, call.operands):
-            a.replace_all_uses_with(v)
-        for r, v in zip(call.results, ret.operands):
-            r.replace_all_uses_with(v)
-        call.erase()
+        inline_body(call, block)
         f.erase()
 
 

@@ -405,6 +405,19 @@ def splice_region(region: ir.Region, args, anchor: ir.Operation) -> list[ir.Valu
     return list(ret.operands)
 
 
+def inline_body(call: ir.Operation, block: ir.Block) -> None:
+    """A call replaced by a function body's ops (`block`, whose terminator returns the call's
+    results): they move before the call, its arguments replaced by the call's operands."""
+    ops = [o.operation for o in block.operations]
+    for o in ops[:-1]:
+        o.move_before(call)
+    for a, v in zip(block.arguments, call.operands):
+        a.replace_all_uses_with(v)
+    for r, v in zip(call.results, ops[-1].operands):
+        r.replace_all_uses_with(v)
+    call.erase()
+
+
 def defining_op(v: ir.Value) -> ir.Operation | None:
     """The operation that defines `v` (None for a block argument)."""
     src = getattr(v.owner, "operation", v.owner)

@@ -14,8 +14,9 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-os.environ.setdefault("XLAIR_CACHE_DIR", os.environ.get("XLAIR_TEST_CACHE_DIR") or os.path.join(
-    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "xlair", "test-artifacts"))
+if "XLAIR_CACHE_DIR" not in os.environ:
+    from xlair.artifacts import cache_dir
+    os.environ["XLAIR_CACHE_DIR"] = os.environ.get("XLAIR_TEST_CACHE_DIR") or str(cache_dir() / "test-artifacts")
 CACHE_LIMIT, CACHE_KEEP = 3 << 30, 2 << 30
 RESULTS = ROOT / "build" / "test-results"
 _results: dict = {}

@@ -97,30 +97,29 @@ def needs_of(tgt: Target, flags: list[str]) -> cpus.Needs | None:
     return cpus.resolve(tuple(flags)) if tgt.backend == "llvm-cpu" else None
 
 
-def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -> str:
-    """The artifact's content hash: the program, target, flags, replica count, xlair's own
-    source and, for the CPU, the triple, CPU and features the flags resolve to (`host` means
-    a different CPU on another machine sharing the cache)."""
+def _content_hash(tgt: Target, flags: list[str], *parts: str) -> str:
+    """sha256 of `parts` and, for the CPU, the triple, CPU and features the target's flags
+    resolve to (`host` means a different CPU on another machine sharing the cache)."""
     needs = needs_of(tgt, flags)
     h = hashlib.sha256()
-    for part in (str(comp), comp.name, tgt.name, "\0".join(flags), str(replicas), _source_hash(),
-                 json.dumps(needs.to_json() if needs else None)):
+    for part in (*parts, json.dumps(needs.to_json() if needs else None)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -> str:
+    """The artifact's content hash: the program, target, flags, replica count, xlair's own
+    source and the CPU the flags resolve to."""
+    return _content_hash(tgt, flags, str(comp), comp.name, tgt.name, "\0".join(flags), str(replicas),
+                         _source_hash())
 
 
 def iree_input_key(text: str, tgt: Target, flags: list[str]) -> str:
     """The artifact's hash by what IREE is given: the lowered module, target, flags, the CPU the
     flags resolve to and IREE's version.  A change to xlair's source changes every `cache_key`,
     but most programs lower to the same text: their artifacts are found by this key."""
-    needs = needs_of(tgt, flags)
-    h = hashlib.sha256()
-    for part in ("iree-input", text, tgt.name, "\0".join(flags), iree_version(),
-                 json.dumps(needs.to_json() if needs else None)):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
+    return _content_hash(tgt, flags, "iree-input", text, tgt.name, "\0".join(flags), iree_version())
 
 
 # ----------------------------------------------------------------------------------------
