@@ -24,11 +24,18 @@ from .computation import Computation
 from .stablehlo import from_stablehlo
 
 
+_JAX = None
+
+
 def _jax():
+    global _JAX
+    if _JAX is not None:
+        return _JAX
     try:
         import jax
     except ImportError:
         raise XlaError("xlair.from_jax and xlair.jit need JAX: pip install 'xlair[jax]'") from None
+    _JAX = jax
     return jax
 
 
@@ -76,6 +83,8 @@ class Jitted:
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def _split(self, args):
+        if not self.static_argnums:
+            return args, ()
         n = len(args)
         static = {i % n if n else i for i in self.static_argnums}
         return [a for i, a in enumerate(args) if i not in static], tuple(
@@ -90,10 +99,13 @@ class Jitted:
             entry = self._cache.get(key)
             if entry is None:
                 entry = self._cache[key] = self._compile(args, kwargs)
-        exe, dtypes, out_tree = entry
+        exe, dtypes, out_tree, direct = entry
         flat = [np.asarray(x, dtype=dt) for x, dt in zip(leaves, dtypes)]
-        out = exe(*flat)
-        outs = list(out) if out_tree.num_leaves > 1 else [out]
+        if direct:       # the key fixed every leaf's shape and dtype: no check again
+            outs = exe.call_leaves(flat)
+        else:
+            out = exe(*flat)
+            outs = list(out) if out_tree.num_leaves > 1 else [out]
         return jax.tree_util.tree_unflatten(out_tree, outs)
 
     def _compile(self, args, kwargs):
@@ -105,8 +117,15 @@ class Jitted:
         comp = from_stablehlo(lowered.as_text())
         comp.name = self.__name__
         exe = xla_compile(comp, target=self.target, **self.compile_options)
-        dtypes = [np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.in_avals)]
-        return exe, dtypes, lowered.out_tree
+        avals = jax.tree_util.tree_leaves(lowered.in_avals)
+        dtypes = [np.dtype(a.dtype) for a in avals]
+        # the executable's leaves are JAX's argument and output leaves, one for one (no tuple
+        # parameter or token): calls hand it leaves directly
+        direct = (len(exe.parameter_shapes) == len(avals) and exe.replicas == 1
+                  and len(exe._leaves_out) == lowered.out_tree.num_leaves
+                  and all(not s.is_tuple and not s.is_token and s.dtype == dt and tuple(s.dims) == tuple(a.shape)
+                          for s, dt, a in zip(exe.parameter_shapes, dtypes, avals)))
+        return exe, dtypes, lowered.out_tree, direct
 
     def lower(self, *args, **kwargs) -> Computation:
         """The xla Computation for these arguments (without compiling it)."""

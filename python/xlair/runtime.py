@@ -190,14 +190,21 @@ class Executable:
             raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
                            "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
+        flat = [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
+        return unflatten(self.call_leaves(flat), self.result_shape)
+
+    def call_leaves(self, flat: list) -> list:
+        """Run on the argument leaves, numpy arrays of the leaves' shapes and dtypes (checked by
+        the caller: `__call__`, or `xlair.jit`, whose signature key holds them), and return the
+        result leaves.  The per-call path of `xlair.jit`."""
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
         try:
-            return self._invoke(0, vals, run)
+            return self._invoke_leaves(0, flat, run)
         except XlaError as e:
             if not self._fall_back(e):
                 raise
-        return self._invoke(0, vals, run)
+        return self._invoke_leaves(0, flat, run)
 
     #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753)
     _VM_LOOP_BUG = ("ref is null", "indirect buffer reference slot")
@@ -220,26 +227,32 @@ class Executable:
 
     def _invoke(self, replica: int, vals, run):
         """Run replica `replica` on checked argument values, its side effects in `run`."""
-        rt = _rt()
         flat = [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
+        return unflatten(self._invoke_leaves(replica, flat, run), self.result_shape)
+
+    def _invoke_leaves(self, replica: int, flat: list, run) -> list:
+        """Run replica `replica` on argument leaves; the result leaves, no two sharing memory."""
+        rt = _rt()
         hctx = self._hosts[replica]
+        device = self._device
         with self._locks[replica]:
             ctx = self._context(replica)
             hctx.run, hctx.error = run, None
             try:
                 ins = rt.VmVariantList(len(flat))
                 for a, s, io in zip(flat, self._leaves_in, self._wire_in):
-                    ins.push_ref(_to_device(self._device, a, s, io))
+                    ins.push_ref(_to_device(device, a, s, io))
                 outs = rt.VmVariantList(len(self._leaves_out))
                 ctx.vm_context.invoke(self._fn, ins, outs)
                 if len(outs) != len(self._leaves_out):
                     raise XlaError(f"executable {self.name} returned {len(outs)} values; its signature "
                                    f"says {len(self._leaves_out)}")
                 results = []
+                view = rt.HalBufferView
                 for i, (s, lay) in enumerate(zip(self._leaves_out, self._view_out)):
-                    bv = outs.get_as_object(i, rt.HalBufferView)
+                    bv = outs.get_as_object(i, view)
                     r = _result_view(bv, lay) if lay is not None else None
-                    results.append(r if r is not None else _from_device(self._device, bv, s, copy=False))
+                    results.append(r if r is not None else _from_device(device, bv, s, copy=False))
                 _unshare(results)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err, hctx.error = hctx.error, None
@@ -254,7 +267,7 @@ class Executable:
                                f"{e}") from None
             finally:
                 hctx.run = None
-        return unflatten(results, self.result_shape)
+        return results
 
     @property
     def vmfb(self) -> bytes:

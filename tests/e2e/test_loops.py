@@ -249,15 +249,15 @@ def test_executable_falls_back_once_when_irees_vm_fails_on_a_counted_loop(monkey
     from xlair.runtime import Executable
     comp = _counted((0, 20))
     exe = xla.compile(comp, target="cpu", cache=False)
-    real, calls = Executable._invoke, []
+    real, calls = Executable._invoke_leaves, []
 
-    def failing_once(self, replica, vals, run):
+    def failing_once(self, replica, flat, run):
         calls.append(self._vm_module)
         if len(calls) == 1:
             raise xla.XlaError("executable loop failed at run time on cpu: Error invoking function: "
                                "c/runtime/src/iree/vm/ref.h:223: INVALID_ARGUMENT; ref is null")
-        return real(self, replica, vals, run)
-    monkeypatch.setattr(Executable, "_invoke", failing_once)
+        return real(self, replica, flat, run)
+    monkeypatch.setattr(Executable, "_invoke_leaves", failing_once)
     args = _counted_args()
     got = exe(*args)
     want = xla.interpret(comp, *args)
@@ -274,9 +274,9 @@ def test_other_run_time_errors_do_not_fall_back(monkeypatch):
     from xlair.runtime import Executable
     exe = xla.compile(_counted((0, 20)), target="cpu")
 
-    def failing(self, replica, vals, run):
+    def failing(self, replica, flat, run):
         raise xla.XlaError("executable loop failed at run time on cpu: something else")
-    monkeypatch.setattr(Executable, "_invoke", failing)
+    monkeypatch.setattr(Executable, "_invoke_leaves", failing)
     with pytest.raises(xla.XlaError, match="something else"):
         exe(*_counted_args())
     assert exe._fallback is not None           # kept for the failure it is for
