@@ -17,7 +17,14 @@ writes its yield).  One-shot bufferization then needs each yielded tensor to liv
 iteration argument's buffer ("Yield operand is not equivalent to the corresponding iter
 bbArg"): each trip reads a copy of its state and writes the new state back into the argument,
 so the state is copied twice a trip (small, by the limits below), except a state only written,
-once, and yielded (a scan's stacked outputs), which is updated in place.
+once, and yielded (a scan's stacked outputs), which is updated in place (in the dispatch's
+output buffer: its initial value is copied into a tensor the region makes, see _dispatch).
+
+The scalar code is made to run fast: a chain of element-wise ops is computed where its last
+op is read, element by element, with no tensor in between (_fused: an LSTM cell's gates are
+one loop each); a contraction's loops run i, k, j (_loop_order) so that the innermost loop
+updates a row; and xlair.compile turns on LLVM's loop vectorizer for such modules (IREE
+leaves it off), which vectorizes those innermost loops.
 
 A loop qualifies when every tensor in it has a static shape, every op of its body is one of
 those below (scalar arith/math, tensor slicing and reshaping, linalg.generic and the named ops
@@ -25,8 +32,9 @@ those below (scalar arith/math, tensor slicing and reshaping, linalg.generic and
 iree_linalg_ext.gather and scatter of whole trailing slices, scf.if), and the body is small:
 at most MAX_WORK iteration points a trip (the code is scalar and single-threaded, where the
 host loop's dispatches are vectorized and parallel) and at most MAX_BYTES of tensors made a
-trip (a dispatch's temporaries live on its stack; IREE's CPU limit is 32 KB).  Loops inside
-a loop that qualifies go with it; of a loop that does not, the loops in its body are tried.
+trip (a dispatch's temporaries live on its stack; IREE's CPU limit is 32 KB), and its
+dispatch binds at most MAX_BINDINGS buffers.  Loops inside a loop that qualifies go with it;
+of a loop that does not, the loops in its body are tried.
 
 Calls in a loop to the module's functions are inlined first (JAX calls jnp.where,
 floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the
@@ -41,6 +49,7 @@ from __future__ import annotations
 from xlair.dialect.ir import arith, ir, scf, tensor
 from xlair.dialect.types import is_tensor
 
+from .bindings import MAX_BINDINGS
 from .registry import Anchor, defining_op, empty, generic, index, inline_body, reshape, splice_region
 
 #: iteration points of the ops of one trip (scalar code)
@@ -242,7 +251,7 @@ _NO_NEW_TENSOR = ("tensor.extract_slice", "tensor.insert_slice", "tensor.insert"
 
 
 def _made_bytes(op: ir.Operation) -> int:
-    return sum(_bytes(r.type) for o in _nested(op) if o.name not in _NO_NEW_TENSOR
+    return sum(_bytes(r.type) for o in _nested(op) if o.name not in _NO_NEW_TENSOR and not _fused(o)
                for r in o.results if is_tensor(r.type))
 
 
@@ -261,7 +270,23 @@ def _qualifies(loop: ir.Operation) -> bool:
     if per_trip is None:
         return False
     made = _made_bytes(loop) + 2 * sum(_bytes(a.type) for a in _copied_state(loop)[0])
-    return per_trip <= MAX_WORK and made <= MAX_BYTES and _captures_static(loop)
+    return per_trip <= MAX_WORK and made <= MAX_BYTES and _captures_static(loop) and \
+        _bindings(loop) <= MAX_BINDINGS
+
+
+def _bindings(loop: ir.Operation) -> int:
+    """The buffers the loop's dispatch would bind, at most: the tensors it reads from outside
+    (constants aside: IREE puts them in the dispatch) and its results.  (More than IREE's
+    MAX_BINDINGS failed when the module was loaded: "binding count 33 > 32; while invoking
+    native function hal.command_buffer.dispatch".)"""
+    outside = []
+    for o in [loop] + _nested(loop):
+        for v in o.operands:
+            if is_tensor(v.type) and not _within(v, loop) and not any(v == w for w in outside):
+                d = defining_op(v)
+                if d is None or d.name != "arith.constant":
+                    outside.append(v)
+    return len(outside) + len(loop.results)
 
 
 def _captures_static(loop: ir.Operation) -> bool:
@@ -336,7 +361,48 @@ def _read(v: ir.Value, at, arg: ir.Value) -> ir.Value:
     an argument without uses stands for itself)."""
     if not any(True for _ in arg.uses):
         return arg
-    return tensor.extract(v, at) if is_tensor(v.type) else v
+    return _element(v, at) if is_tensor(v.type) else v
+
+
+def _element(v: ir.Value, at) -> ir.Value:
+    """The element of tensor `v` at `at`: computed right here when an op fused into its reader
+    makes `v` (see _fused), else read from the tensor."""
+    op = defining_op(v)
+    if op is None or not _fused(op):
+        return tensor.extract(v, at)
+    args = list(op.regions[0].blocks[0].arguments)
+    return _inline(op.regions[0], [_read(x, _at(m, at), a) for x, m, a in zip(op.operands, _maps(op), args)],
+                   at)[0]
+
+
+def _fused(op: ir.Operation) -> bool:
+    """Whether an element-wise linalg.generic (one result, an identity output map) is computed
+    inside the scalar loop of what reads it, element by element, instead of into a tensor of
+    its own (_element).  Its result has one use, in the same block, as an input whose every
+    element the reader reads once: by a permutation map of a generic or named op (a matmul's
+    operands are read many times: not those), or as a linalg.reduce input.  A chain of them
+    (an LSTM cell's gates) becomes one scalar loop with no temporaries.  (A contraction fused
+    the same way, its reduction loop innermost around each element, was 3x slower in lstm_scan
+    than the contraction's own loops, whose innermost loop LLVM vectorizes: see _loop_order.)"""
+    if op.name != "linalg.generic" or len(op.results) != 1 or \
+            "reduction" in str(op.attributes["iterator_types"]) or not _body_ok(op):
+        return False
+    maps = _maps(op)
+    out = maps[-1]
+    if list(out.results) != [ir.AffineDimExpr.get(d) for d in range(out.n_dims)]:
+        return False
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return False
+    user, k = uses[0].owner.operation, uses[0].operand_number
+    if user.parent != op.parent:
+        return False
+    if user.name == "linalg.reduce":
+        return k < len(user.operands) // 2
+    if user.name in _SCALARIZE or not user.name.startswith("linalg."):
+        return False
+    umaps = _maps(user)
+    return umaps is not None and k < len(user.operands) - len(user.results) and umaps[k].is_permutation
 
 
 def _generic(op) -> list[ir.Value]:
@@ -353,7 +419,37 @@ def _generic(op) -> list[ir.Value]:
         vals = [_read(v, _at(m, ivs), a) for v, m, a in zip(ins + accs, maps, args)]
         ys = _inline(op.regions[0], vals, ivs)
         return [tensor.insert(y, a, at) for y, a, at in zip(ys, accs, out_at)]
-    return _nest(dims, outs, body)
+    order = _loop_order(op, maps)
+    if order == list(range(len(dims))):
+        return _nest(dims, outs, body)
+
+    def permuted(ivs, accs):
+        at = [None] * len(dims)
+        for d, iv in zip(order, ivs):
+            at[d] = iv
+        return body(at, accs)
+    return _nest([dims[d] for d in order], outs, permuted)
+
+
+def _loop_order(op, maps) -> list[int]:
+    """The order of a linalg op's loops, outermost first: its own, except that a reduction's
+    loops go just inside the loop of its result's last dimension when an operand is contiguous
+    along that dimension too (matmul: i, k, j).  Each element still sums in the same order (the
+    same results, bit for bit), and the innermost loop updates a row of the result from a row
+    of an operand, which LLVM vectorizes (compile.py turns its loop vectorizer on for such
+    modules), where a reduction innermost is a serial chain of float additions: lstm_scan
+    278 -> 72 us a call."""
+    out = maps[-1]
+    n = out.n_dims
+    identity = list(range(n))
+    if not out.results or not isinstance(out.results[-1], ir.AffineDimExpr):
+        return identity
+    kept = {ir.AffineDimExpr(e).position for e in out.results if isinstance(e, ir.AffineDimExpr)}
+    summed = [d for d in range(n) if d not in kept]
+    last = ir.AffineDimExpr(out.results[-1]).position
+    if not summed or not any(m.results and m.results[-1] == out.results[-1] for m in maps[:-1]):
+        return identity
+    return [d for d in range(n) if d in kept and d != last] + summed + [last]
 
 
 def _own_form(op) -> list[ir.Value]:
@@ -385,7 +481,7 @@ def _own_form(op) -> list[ir.Value]:
 
         def body(ivs, accs):
             out_at = [iv for d, iv in enumerate(ivs) if d not in red]
-            vals = [tensor.extract(v, ivs) for v in ins] + [tensor.extract(a, out_at) for a in accs]
+            vals = [_element(v, ivs) for v in ins] + [tensor.extract(a, out_at) for a in accs]
             ys = _inline(op.regions[0], vals)
             return [tensor.insert(y, a, out_at) for y, a in zip(ys, accs)]
         return _nest(dims, outs, body)
@@ -488,8 +584,12 @@ def _fresh_destinations(o: ir.Operation, loop: ir.Operation, scalarized: bool, k
 
 
 def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
+    fused = []
     for o in list(block.operations):
         o = o.operation
+        if _fused(o):           # computed by its reader's scalar loop (_element)
+            fused.append(o)
+            continue
         fn = _SCALARIZE.get(o.name) or (_generic if o.name.startswith("linalg.") else None)
         _fresh_destinations(o, loop, fn is not None, kept)
         if fn is not None:
@@ -506,6 +606,12 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
             for region in o.regions:
                 for b in region.blocks:
                     _scalarize_block(b, loop, kept)
+    for o in reversed(fused):
+        made = [defining_op(v) for v in o.operands]
+        o.erase()
+        for d in made:           # the tensor.empty it would have written into
+            if d is not None and d.name == "tensor.empty" and not any(True for _ in d.results[0].uses):
+                d.erase()
 
 
 def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:
@@ -556,7 +662,13 @@ def _in_place(arg: ir.Value, terminator: ir.Operation, k: int) -> bool:
         and after[0].operand_number == k
 
 
-def _dispatch(loop: ir.Operation) -> None:
+def _dispatch(loop: ir.Operation, in_place: list[int]) -> None:
+    """The loop moved into a flow.dispatch.region.  The initial value of each state argument
+    updated in place (numbers `in_place`) is first copied into a tensor made in the region:
+    given the value from outside, a read-only input of the dispatch, IREE's bufferization gave
+    the loop a copy of it on the stack (the ten 10 KB stacked residuals of a GRU scan: 108 KB,
+    over the 32 KB limit); made in the region, the loop's result is the dispatch's output
+    buffer, written in place."""
     types = [r.type for r in loop.results]
     with ir.InsertionPoint(loop), loop.location:
         region = ir.Operation.create("flow.dispatch.region", results=types, operands=[],
@@ -568,6 +680,11 @@ def _dispatch(loop: ir.Operation) -> None:
     with ir.InsertionPoint(block), loop.location:
         ret = ir.Operation.create("flow.return", operands=list(loop.results))
     loop.move_before(ret)
+    first = 2 if loop.name == "scf.for" else 0      # scf.for's operands: bounds, step, then state
+    for k in in_place:
+        init = loop.operands[first + k]
+        with ir.InsertionPoint(loop), loop.location:
+            loop.operands[first + k] = _copy(init, empty(init.type))
 
 
 def _i8(t: ir.Type) -> ir.Type | None:
@@ -756,7 +873,7 @@ def _move(loop: ir.Operation) -> None:
     _own_state(loop, True)
     _squeeze_units(loop)
     _widen_i1(loop)
-    _dispatch(loop)
+    _dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)])
 
 
 def _inline_calls(loop: ir.Operation, funcs: dict) -> None:

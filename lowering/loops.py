@@ -28,6 +28,7 @@ from xlair.dialect.ir import ir, scf, tensor
 from xlair.dialect.types import Shape
 
 from . import patterns  # noqa: F401  (registers the scalar emitters of the element-wise ops)
+from .bindings import MAX_BINDINGS
 from .registry import (Lower, options, affine_map, builtin_leaves, empty, from_builtin_leaves, generic, in_scalar_region,
                        index)
 from .scalar import SCALAR, SCALAR_IDENTITY, emit_region
@@ -84,7 +85,7 @@ def elementwise_while(lw):
         return None
     dims = arrays.pop() if arrays else ()
     size = int(np.prod(dims, dtype=np.int64))
-    if size == 0 or size > MAX_ELEMENTS:
+    if size == 0 or size > MAX_ELEMENTS or 2 * len(leaves) > MAX_BINDINGS:   # (each leaf: in and out)
         return None
     cond, body = lw.args["condition"], lw.args["body"]
     if not (_elementwise_region(cond, dims) and _elementwise_region(body, dims)):

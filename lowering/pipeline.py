@@ -11,7 +11,9 @@ names):
   xla-device-loops     (on linalg, CPU) a loop whose tensors are small runs as one dispatch
                        region (lowering/device_loops.py); run by xla-to-linalg{target=cpu}
   xla-to-linalg        every xla op to linalg/tensor/scf/arith/math/complex; unsigned
-                       element types become signless; fails if an xla op is left
+                       element types become signless; fails if an xla op is left; element-wise
+                       trees reading more tensors than a dispatch binds are cut
+                       (lowering/bindings.py)
   xla-to-iree-input    the three above, in order: what IREE is given
 
 Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vulkan, cuda or
@@ -35,6 +37,7 @@ from xlair.dialect.types import is_tensor, Shape
 from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_forking_products
 from .control_flow import mark_counted_loops, unwrap_read_loop_results
+from .bindings import split_wide_fusions
 from .device_loops import device_loops
 from .dynamic import dynamic_sizes as run_dynamic
 from .host_scalars import fold_host_scalars
@@ -324,6 +327,7 @@ def to_linalg(module: ir.Module) -> None:
     unwrap_read_loop_results(module)
     if registry.options().target == "cpu" and registry.options().loops == "device":
         device_loops(module)
+    split_wide_fusions(module)
 
 
 @register_pass("xla-device-loops")

@@ -171,6 +171,10 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)
             module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
         text = str(module)
+    if device_loops and tgt.backend == "llvm-cpu" and "flow.dispatch.region" in text:
+        # loops moved onto the device are scalar loops (lowering/device_loops.py): LLVM's loop
+        # vectorizer, which IREE leaves off (it vectorizes linalg itself), vectorizes them
+        all_flags = all_flags + ["--iree-llvmcpu-loop-vectorization"]
     input_key = iree_input_key(text, tgt, all_flags) if key else None
     vmfb = cache_get(input_key) if input_key else None
     if vmfb is None:

@@ -111,6 +111,20 @@ def scan_stack(w, xs):
     return lax.scan(step, jnp.zeros(4, jnp.float32), xs)
 
 
+def gated_cell(w, u, xs):
+    """An LSTM-like cell under lax.scan: matmuls, whose loops run i, k, j (_loop_order), and
+    chains of element-wise ops, each fused into one scalar loop (_fused); ten stacked outputs,
+    written in the dispatch's own output buffers (given the scan's zeros from outside, IREE
+    put a copy of each on the stack: "exceeded stack allocation limit of 32768 bytes",
+    108 KB for ten)."""
+    def step(h, x):
+        z = jax.nn.sigmoid(x @ w + h @ u + 0.5)
+        r = jnp.tanh(x @ w * 0.5 - h @ u)
+        h = z * h + (1.0 - z) * r
+        return h, tuple(h * (k + 1.0) for k in range(10))
+    return lax.scan(step, jnp.zeros((4, 32), jnp.float32), xs)
+
+
 def _model(name):
     """A program of the real-program suite (tests/models/model_programs.py)."""
     import sys
@@ -127,6 +141,9 @@ CASES = {
     "padded_window": (padded_window, (V,)),
     "sieve": (sieve, (np.zeros(40, np.int32),)),
     "scan_stack": (scan_stack, (M, RNG.standard_normal((30, 4)).astype(np.float32))),
+    "gated_cell": (gated_cell, ((RNG.standard_normal((16, 32)) * 0.3).astype(np.float32),
+                                (RNG.standard_normal((32, 32)) * 0.2).astype(np.float32),
+                                RNG.standard_normal((20, 4, 16)).astype(np.float32))),
     # a While whose trip count depends on the data (an scf.while: the condition reduces), its
     # body calling jnp.where and floor_divide as functions
     "collatz": _model("while_loop_collatz"),
@@ -187,6 +204,33 @@ def test_heavy_body_keeps_the_host_loop():
     v2 = RNG.standard_normal((128, 128)).astype(np.float32)
     assert not _regions(f, w2, v2)
     _same(f, w2, v2, rtol=1e-4, atol=1e-4)
+
+
+def test_element_wise_chains_make_no_tensors():
+    """In gated_cell's dispatch, the gates' chains of element-wise ops are computed where they
+    are read (_fused): 28 scalar loops write a 4x32 tensor (the matmuls, their fills, the
+    chains' last ops, the ten stacked rows, the state's copies), where each element-wise op
+    wrote its own (39)."""
+    fn, args = CASES["gated_cell"]
+    [region] = _regions(fn, *args)
+    assert len(re.findall(r"tensor\.insert .*: tensor<4x32xf32>", region)) <= 30    # 39 unfused
+
+
+def test_binding_count_35_over_32_loop_with_many_arrays():
+    """A loop over 34 arrays (JAX carries what the body closes over as loop state): made one
+    dispatch (an element-wise loop, or a device loop), IREE compiled it and loading the module
+    failed, past the compile fallback: "binding count 35 > 32; while invoking native function
+    hal.command_buffer.dispatch".  It stays a host loop now."""
+    xs = [RNG.standard_normal(4).astype(np.float32) for _ in range(34)]
+
+    def f(*xs):
+        def body(i, c):
+            for x in xs:
+                c = c * 0.5 + x
+            return c
+        return lax.fori_loop(0, 3, body, jnp.zeros(4, jnp.float32))
+    assert not _regions(f, *xs)
+    _same(f, *xs)
 
 
 def test_other_targets_keep_the_host_loop():

@@ -322,3 +322,22 @@ def test_vector_transfer_read_requires_valid_padding_complex_gather():
     got = np.asarray(xla.jit(jax.numpy.linalg.solve)(a, b))
     want = np.asarray(jax.jit(jax.numpy.linalg.solve)(a, b))
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+def test_binding_count_over_32_element_wise_tree(target):
+    """40 arrays summed element-wise (c = c * 0.5 + x): IREE fused the whole tree into one
+    dispatch, compiled it, and loading the module failed: "binding count 41 > 32; while
+    invoking native function hal.command_buffer.dispatch".  The tree is cut with barriers
+    (lowering/bindings.py)."""
+    b = xla.Builder("wide_sum")
+    xs = [b.parameter(i, Shape(F32, [4])) for i in range(40)]
+    half = O.broadcast(O.constant(b, np.float32(0.5)), [4])
+    c = xs[0]
+    for x in xs[1:]:
+        c = c * half + x
+    exe = xla.compile(b.build(), target=target)
+    args = [np.random.default_rng(i).standard_normal(4).astype(np.float32) for i in range(40)]
+    want = args[0]
+    for a in args[1:]:
+        want = want * np.float32(0.5) + a
+    np.testing.assert_allclose(exe(*args), want, rtol=1e-6, atol=1e-6)
