@@ -49,7 +49,8 @@ demo: system-deps $(STAMP)
 # with AVX-512 also sees what fails without it (XLAIR_CPU names the cpu target's default chip; see docs/targets.md).
 PORTABLE_CPU    ?= x86-64-v3
 PORTABLE_SAMPLE := $(addprefix tests/e2e/test_,elementwise.py spec_examples.py edge_values.py conv.py \
-                     random.py fft.py linalg_ops.py conformance_regressions.py windows.py data_ops.py) \
+                     random.py fft.py linalg_ops.py conformance_regressions.py windows.py data_ops.py \
+                     device_loops.py) \
                    tests/fuzz/test_fuzz_quick.py
 
 # The whole suite, in parallel, then the portable sample; docs/status.md is regenerated from the
