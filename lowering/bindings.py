@@ -22,7 +22,8 @@ MAX_BINDINGS = 32
 MAX_READS = 24
 
 
-def _element_wise(op: ir.Operation) -> bool:
+def element_wise(op: ir.Operation) -> bool:
+    """A linalg.generic with one result and no reduction loop."""
     return op.name == "linalg.generic" and len(op.results) == 1 and \
         "reduction" not in str(op.attributes["iterator_types"])
 
@@ -47,7 +48,7 @@ def _split_block(block: ir.Block, trees: dict) -> None:
         for region in op.regions:
             for b in region.blocks:
                 _split_block(b, trees)
-        if not _element_wise(op):
+        if not element_wise(op):
             continue
         parts = {}
         for k, v in enumerate(op.operands):

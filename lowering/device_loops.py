@@ -50,7 +50,7 @@ from __future__ import annotations
 from xlair.dialect.ir import arith, ir, scf, tensor
 from xlair.dialect.types import is_tensor
 
-from .bindings import MAX_BINDINGS
+from .bindings import MAX_BINDINGS, element_wise
 from .registry import Anchor, defining_op, empty, generic, index, inline_body, reshape, splice_region
 
 #: iteration points of the ops of one trip (scalar code)
@@ -280,13 +280,9 @@ def _bindings(loop: ir.Operation) -> int:
     (constants aside: IREE puts them in the dispatch) and its results.  (More than IREE's
     MAX_BINDINGS failed when the module was loaded: "binding count 33 > 32; while invoking
     native function hal.command_buffer.dispatch".)"""
-    outside = []
-    for o in [loop] + _nested(loop):
-        for v in o.operands:
-            if is_tensor(v.type) and not _within(v, loop) and not any(v == w for w in outside):
-                d = defining_op(v)
-                if d is None or d.name != "arith.constant":
-                    outside.append(v)
+    outside = {v for o in [loop] + _nested(loop) for v in o.operands
+               if is_tensor(v.type) and not _within(v, loop)
+               and getattr(defining_op(v), "name", None) != "arith.constant"}
     return len(outside) + len(loop.results)
 
 
@@ -385,8 +381,7 @@ def _fused(op: ir.Operation) -> bool:
     (an LSTM cell's gates) becomes one scalar loop with no temporaries.  (A contraction fused
     the same way, its reduction loop innermost around each element, was 3x slower in lstm_scan
     than the contraction's own loops, whose innermost loop LLVM vectorizes: see _loop_order.)"""
-    if op.name != "linalg.generic" or len(op.results) != 1 or \
-            "reduction" in str(op.attributes["iterator_types"]) or not _body_ok(op):
+    if not element_wise(op) or not _body_ok(op):
         return False
     maps = _maps(op)
     out = maps[-1]
@@ -944,21 +939,20 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
         if not any(v == w for w in state):
             state.append(v)
     with ir.InsertionPoint(ret), ret.location:
-        loop = scf.ForOp(index(0), index(1), index(1), [empty(v.type) for v in state])
-        with ir.InsertionPoint(loop.body):
+        for_op = scf.ForOp(index(0), index(1), index(1), [empty(v.type) for v in state])
+        with ir.InsertionPoint(for_op.body):
             yield_op = scf.YieldOp(state)
     for o in body:
         o.move_before(yield_op)
     for k, v in enumerate(outs):
-        ret.operands[k] = loop.results[next(j for j, w in enumerate(state) if w == v)]
-    loop = loop.operation
+        ret.operands[k] = for_op.results[next(j for j, w in enumerate(state) if w == v)]
+    loop, inits = for_op.operation, list(for_op.initArgs)
     _inline_calls(loop, funcs)
     if _qualifies(loop):
         _move(loop)
         return
     for o in list(loop.regions[0].blocks[0].operations)[:-1]:      # as it was
         o.operation.move_before(loop)
-    inits = list(loop.operands)[3:]
     for k, v in enumerate(outs):
         ret.operands[k] = v
     loop.erase()

@@ -171,9 +171,10 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)
             module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
         text = str(module)
-    if device_loops and tgt.backend == "llvm-cpu" and "flow.dispatch.region" in text:
-        # loops moved onto the device are scalar loops (lowering/device_loops.py): LLVM's loop
-        # vectorizer, which IREE leaves off (it vectorizes linalg itself), vectorizes them
+    on_device = device_loops and "flow.dispatch.region" in text    # (lowering/device_loops.py)
+    if on_device and tgt.backend == "llvm-cpu":
+        # loops moved onto the device are scalar loops: LLVM's loop vectorizer, which IREE
+        # leaves off (it vectorizes linalg itself), vectorizes them
         all_flags = all_flags + ["--iree-llvmcpu-loop-vectorization"]
     input_key = iree_input_key(text, tgt, all_flags) if key else None
     vmfb = cache_get(input_key) if input_key else None
@@ -181,7 +182,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         try:
             vmfb = seal(iree_compile(text, tgt, all_flags))
         except XlaError:
-            if not device_loops or "flow.dispatch.region" not in text:
+            if not on_device:
                 raise
             # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms it
             # is known to refuse are avoided there): the program with its loops on the host

@@ -14,6 +14,7 @@ pytree order; arguments are converted to the dtypes JAX lowered them with (witho
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
@@ -24,18 +25,14 @@ from .computation import Computation
 from .stablehlo import from_stablehlo
 
 
-_JAX = None
-
-
+@functools.lru_cache(maxsize=1)
 def _jax():
-    global _JAX
-    if _JAX is not None:
-        return _JAX
+    """The jax module (kept: an import statement on every call of a jitted function cost
+    ~0.3 us; a failed import is not kept, and raises again)."""
     try:
         import jax
     except ImportError:
         raise XlaError("xlair.from_jax and xlair.jit need JAX: pip install 'xlair[jax]'") from None
-    _JAX = jax
     return jax
 
 
@@ -122,7 +119,7 @@ class Jitted:
         # the executable's leaves are JAX's argument and output leaves, one for one (no tuple
         # parameter or token): calls hand it leaves directly
         direct = (len(exe.parameter_shapes) == len(avals) and exe.replicas == 1
-                  and len(exe._leaves_out) == lowered.out_tree.num_leaves
+                  and len(exe.result_shape.leaves()) == lowered.out_tree.num_leaves
                   and all(not s.is_tuple and not s.is_token and s.dtype == dt and tuple(s.dims) == tuple(a.shape)
                           for s, dt, a in zip(exe.parameter_shapes, dtypes, avals)))
         return exe, dtypes, lowered.out_tree, direct

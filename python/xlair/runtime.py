@@ -190,8 +190,11 @@ class Executable:
             raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
                            "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
         vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
-        flat = [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
-        return unflatten(self.call_leaves(flat), self.result_shape)
+        return unflatten(self.call_leaves(self._leaves(vals)), self.result_shape)
+
+    def _leaves(self, vals) -> list:
+        """The argument leaves of checked argument values (tuples flattened)."""
+        return [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
 
     def call_leaves(self, flat: list) -> list:
         """Run on the argument leaves, numpy arrays of the leaves' shapes and dtypes (checked by
@@ -227,8 +230,7 @@ class Executable:
 
     def _invoke(self, replica: int, vals, run):
         """Run replica `replica` on checked argument values, its side effects in `run`."""
-        flat = [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
-        return unflatten(self._invoke_leaves(replica, flat, run), self.result_shape)
+        return unflatten(self._invoke_leaves(replica, self._leaves(vals), run), self.result_shape)
 
     def _invoke_leaves(self, replica: int, flat: list, run) -> list:
         """Run replica `replica` on argument leaves; the result leaves, no two sharing memory."""
