@@ -48,10 +48,11 @@ this order:
   `interleaved`: a warm-up call, then rounds that time each contestant in turn in batches of
   ~20 ms), at most {rounds} rounds and no new round after {max_time:g} s of timing (at least 3 rounds;
   the programs measured after {budget:.0f} s of the section get 3).
-- **XLA:CPU ms, device-resident**: `jax.jit(fn)` on arguments already placed with
-  `jax.device_put`, outputs left as jax Arrays (`jax.block_until_ready`).  XLA:CPU only: xlair's
-  public API has no device-resident arrays yet (no `xla.device_put`; `xlair.jit` takes and returns
-  numpy), so the ratio columns compare numpy in/out on both sides.
+- **device-resident**: the arguments placed on the device once, outputs left there:
+  `xlair.jit(fn)` on `xlair.device_put(args)` (its results are `xla.Array`s) and `jax.jit(fn)` on
+  `jax.device_put(args)` (`jax.block_until_ready` on its results), timed in the same interleaved
+  rounds.  The first xlair/XLA column compares numpy in/out on both sides, the second
+  device-resident on both sides.
 - **StableHLO ops**: the operations of the module JAX lowers the program to (`stablehlo.*` and
   `chlo.*`, region terminators left out; a function called several times counts once).
 - Before timing, every output leaf of xlair's first call is compared with jax.jit's
@@ -127,8 +128,10 @@ def run_program(name: str, rounds: int, max_time: float) -> dict:
     if bad:
         row["mismatch"] = "; ".join(bad)[:300]
     dev = jax.device_put(args)
+    xdev = xla.device_put(args)
     fns = {"xlair": lambda: _leaves(jx(*args)),
            "xla": lambda: _leaves(jf(*args)),
+           "xlair_dev": lambda: jx(*xdev),
            "xla_dev": lambda: jax.block_until_ready(jf(*dev))}
     res = interleaved(fns, rounds=rounds, max_time=max_time)
     row.update({k: v["median"] for k, v in res.items()})
@@ -166,7 +169,8 @@ def run(only=None, quick: bool = False, log=_print) -> dict:
             else:
                 xc, jc = r["xlair_cold"], r["jax_cold"]
                 log(f"  {name}: xlair {fmt_ms(r['xlair'])} ms, XLA:CPU {fmt_ms(r['xla'])} ms "
-                    f"({r['xlair'] / r['xla']:.2f}x), device-resident {fmt_ms(r['xla_dev'])} ms; cold "
+                    f"({r['xlair'] / r['xla']:.2f}x); device-resident {fmt_ms(r['xlair_dev'])} ms / "
+                    f"{fmt_ms(r['xla_dev'])} ms ({r['xlair_dev'] / r['xla_dev']:.2f}x); cold "
                     f"{xc:.2f} s / {jc:.2f} s ({xc / jc:.1f}x)"
                     + (f"; MISMATCH {r['mismatch']}" if "mismatch" in r else ""))
     finally:
@@ -182,28 +186,32 @@ def run(only=None, quick: bool = False, log=_print) -> dict:
 def summary(rows: list[dict]) -> dict:
     ok = [r for r in rows if "error" not in r]
     ratio = {r["name"]: r["xlair"] / r["xla"] for r in ok}
+    dev = {r["name"]: r["xlair_dev"] / r["xla_dev"] for r in ok}
     cold = {r["name"]: r["xlair_cold"] / r["jax_cold"] for r in ok}
     top = sorted(ratio, key=ratio.get, reverse=True)
+    top_dev = sorted(dev, key=dev.get, reverse=True)
     top_cold = sorted(cold, key=cold.get, reverse=True)
-    return {"n": len(ok), "ratio": ratio, "cold": cold, "gm": geomean(ratio.values()),
+    return {"n": len(ok), "ratio": ratio, "dev": dev, "gm_dev": geomean(dev.values()), "top_dev": top_dev,
+            "cold": cold, "gm": geomean(ratio.values()),
             "gm_cold": geomean(cold.values()), "top": top, "top_cold": top_cold,
             "xlair_cold_total": sum(r["xlair_cold"] for r in ok),
             "jax_cold_total": sum(r["jax_cold"] for r in ok)}
 
 
 def table_lines(rows: list[dict]) -> list[str]:
-    L = ["| program | kind | StableHLO ops | xlair ms | XLA:CPU ms | xlair/XLA | XLA:CPU ms, device-resident "
-         "(xlair: n/a) | cold: xlair s | cold: XLA:CPU s | cold xlair/XLA |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+    L = ["| program | kind | StableHLO ops | xlair ms | XLA:CPU ms | xlair/XLA | device-resident: xlair ms "
+         "| device-resident: XLA:CPU ms | device-resident xlair/XLA | cold: xlair s | cold: XLA:CPU s "
+         "| cold xlair/XLA |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
             jc = f"{r['jax_cold']:.2f}" if "jax_cold" in r else ""
-            L.append(f"| {r['name']} | {r['kind']} | {r.get('ops', '')} | **failed** | | | | | {jc} | |")
+            L.append(f"| {r['name']} | {r['kind']} | {r.get('ops', '')} | **failed** | | | | | | | {jc} | |")
             continue
         flag = " (differs)" if "mismatch" in r else ""
         L.append(f"| {r['name']}{flag} | {r['kind']} | {r['ops']} | {fmt_ms(r['xlair'])} | "
-                 f"{fmt_ms(r['xla'])} | "
-                 f"{r['xlair'] / r['xla']:.2f} | {fmt_ms(r['xla_dev'])} | {r['xlair_cold']:.2f} | "
+                 f"{fmt_ms(r['xla'])} | {r['xlair'] / r['xla']:.2f} | {fmt_ms(r['xlair_dev'])} | "
+                 f"{fmt_ms(r['xla_dev'])} | {r['xlair_dev'] / r['xla_dev']:.2f} | {r['xlair_cold']:.2f} | "
                  f"{r['jax_cold']:.2f} | {r['xlair_cold'] / r['jax_cold']:.1f} |")
     return L
 
@@ -218,6 +226,10 @@ def summary_lines(rows: list[dict]) -> list[str]:
         return ", ".join(f"{n} {fmt.format(d[n])}" for n in names[:k])
     L = [f"Per call (numpy in and out on both sides), xlair/XLA over {s['n']} programs: geometric mean "
          f"**{s['gm']:.2f}**, max **{r[s['top'][0]]:.2f}** ({s['top'][0]}); largest: {top(s['top'], r)}.",
+         "",
+         f"Per call, device-resident on both sides (`xlair.device_put` / `jax.device_put`), xlair/XLA: "
+         f"geometric mean **{s['gm_dev']:.2f}**, max **{s['dev'][s['top_dev'][0]]:.2f}** ({s['top_dev'][0]}); "
+         f"largest: {top(s['top_dev'], s['dev'])}.",
          "",
          f"Cold compile, xlair/XLA: geometric mean **{s['gm_cold']:.1f}**, max **{c[s['top_cold'][0]]:.1f}** "
          f"({s['top_cold'][0]}); largest: {top(s['top_cold'], c, fmt='{:.1f}')}.  Total over the programs: "

@@ -15,6 +15,7 @@ from xlair.dialect.types import (BF16, C64, C128, F16, F32, F64, PRED, S8, S16, 
                                  U8, U16, U32, U64, ElementType, Shape)
 
 from . import ops  # noqa: F401
+from .arrays import Array  # noqa: F401
 from .builder import Builder, Op  # noqa: F401
 from .compile import compile  # noqa: F401
 from .computation import Computation  # noqa: F401
@@ -22,7 +23,7 @@ from .interpreter import interpret, interpret_replicated  # noqa: F401
 from . import host, replicas  # noqa: F401  (side effects and replicas)
 from .host import register_custom_call, unregister_custom_call  # noqa: F401
 from . import lapack  # noqa: F401  (the built-in linear-algebra CustomCall targets)
-from .runtime import Executable, load  # noqa: F401
+from .runtime import Executable, device_put, load  # noqa: F401
 from .stablehlo import from_stablehlo  # noqa: F401
 from .jax_bridge import from_jax, jit  # noqa: F401  (JAX itself is imported only when called)
 

@@ -9,6 +9,7 @@ import pathlib
 from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
+from xlair.lowering.aliasing import written_parameters
 from xlair.lowering.cost import heaviest_work
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
@@ -23,11 +24,13 @@ from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported
 # lowering
 # ----------------------------------------------------------------------------------------
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
-                   needs: cpus.Needs | None = None, work: int | None = None) -> str:
+                   needs: cpus.Needs | None = None, work: int | None = None,
+                   written: list[int] | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
     `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
     `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
-    driver by it)."""
+    driver by it), `written` the argument leaves IREE may update in place (lowering/aliasing.py;
+    the runtime copies those of device-resident arrays)."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -37,6 +40,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["cpu"] = needs.to_json()
     if work is not None:
         d["work"] = work
+    if written is not None:
+        d["written"] = written
     return json.dumps(d)
 
 
@@ -57,8 +62,11 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         if HOST_CALLS_ATTR in module.operation.attributes:
             del module.operation.attributes[HOST_CALLS_ATTR]
         main = _main(module)
+        written = written_parameters(main)
+        if len(main.regions[0].blocks[0].arguments) != sum(len(p.leaves()) for p in comp.program_shape.params):
+            written = None          # arguments are not the parameters' leaves one for one: say nothing
         main.attributes["iree.reflection"] = ir.DictAttr.get(
-            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work))})
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written))})
         return module
 
 

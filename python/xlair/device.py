@@ -1,9 +1,11 @@
-"""Host arrays as IREE device buffers and back, leaf by leaf (tuples are flattened by
-xlair.values): shared by the executables (runtime.py) and the host module of their side
+"""IREE's devices (one per driver, shared by every executable), and host arrays as device
+buffers and back, leaf by leaf (tuples are flattened by xlair.values): shared by the
+executables (runtime.py), device-resident arrays (arrays.py) and the host module of side
 effects (host.py)."""
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -15,6 +17,36 @@ def iree_runtime():
     """iree.runtime, imported when first needed (not by `import xlair`)."""
     import iree.runtime as rt
     return rt
+
+
+_configs: dict[str, object] = {}
+_configs_lock = threading.Lock()
+
+
+def config(driver: str):
+    """One IREE runtime configuration (device) per driver, shared by all executables."""
+    with _configs_lock:
+        cfg = _configs.get(driver)
+        if cfg is None:
+            try:
+                cfg = _configs[driver] = _make_config(driver)
+            except (RuntimeError, ValueError) as e:
+                raise XlaError(f"no IREE device for driver {driver!r}: {e}") from None
+        return cfg
+
+
+#: The CPU drivers' allocator: a cache of freed buffers (at most 1 GiB retained, 64 free
+#: blocks).  Without it every call's results and input copies were fresh malloc/mmap blocks
+#: whose pages the kernel faulted in again on first touch: a call adding two f32[1M] took
+#: 7.5 ms instead of 1.9 ms (bench/NOTES.md).
+CPU_ALLOCATOR = "caching:*=*;1gib;64"
+
+
+def _make_config(driver: str):
+    rt = iree_runtime()
+    if driver in ("local-task", "local-sync"):
+        return rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
+    return rt.Config(driver)
 
 
 def leaf_dtype(s: Shape) -> np.dtype:

@@ -4,6 +4,7 @@
     comp = xlair.from_jax(lambda x, y: jnp.sin(x) @ y, x, y)    # an xla Computation
     f = xlair.jit(lambda x, y: jnp.sin(x) @ y)                  # compiled per argument signature
     f(x, y)                                                     # numpy arrays in, numpy (pytree) out
+    f(xlair.device_put(x), y)                                   # xla.Arrays out, left on the device
 
 JAX is an optional extra (`pip install 'xlair[jax]'`); it is imported when these functions are
 called, never when xlair is imported.  The function is lowered with `jax.jit(fn,
@@ -21,6 +22,7 @@ import numpy as np
 
 from xlair.dialect.checks import XlaError
 
+from .arrays import Array
 from .computation import Computation
 from .stablehlo import from_stablehlo
 
@@ -97,7 +99,8 @@ class Jitted:
             if entry is None:
                 entry = self._cache[key] = self._compile(args, kwargs)
         exe, dtypes, out_tree, direct = entry
-        flat = [np.asarray(x, dtype=dt) for x, dt in zip(leaves, dtypes)]
+        flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
+                for x, dt in zip(leaves, dtypes)]
         if direct:       # the key fixed every leaf's shape and dtype: no check again
             outs = exe.call_leaves(flat)
         else:
@@ -108,6 +111,7 @@ class Jitted:
     def _compile(self, args, kwargs):
         from .compile import compile as xla_compile
         jax = _jax()
+        args, kwargs = jax.tree_util.tree_map(_abstract, (args, kwargs))
         lowered = lower(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
         if lowered.out_tree.num_leaves == 0:
             raise XlaError(f"{self.__name__} returns no array; an XLA computation returns one or more")
@@ -127,6 +131,12 @@ class Jitted:
     def lower(self, *args, **kwargs) -> Computation:
         """The xla Computation for these arguments (without compiling it)."""
         return from_jax(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
+
+
+def _abstract(x):
+    """What JAX traces in place of an `xla.Array` (its shape and dtype; reading its values back
+    would cost a copy)."""
+    return _jax().ShapeDtypeStruct(x.shape, x.dtype) if type(x) is Array else x
 
 
 def _shape(x):

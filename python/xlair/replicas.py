@@ -68,7 +68,7 @@ def run_threads(exe, args_per_replica, timeout: float) -> list:
         if not isinstance(args, (list, tuple)):
             raise XlaError(f"run_replicated: the arguments of replica {r} must be a list or tuple; "
                            f"got {type(args).__name__}")
-        vals.append(check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {r}"))
+        vals.append(check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {r}", arrays=True))
     run = ReplicaRun(n, timeout)
     results: list = [None] * n
     errors: list = [None] * n
@@ -611,7 +611,7 @@ def run_mpi(exe, comm, args, timeout: float):
                        f"communicator has {comm.size} ranks")
     if not isinstance(args, (list, tuple)):
         raise XlaError(f"run_on_rank takes the rank's arguments as a list or tuple; got {type(args).__name__}")
-    vals = check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {comm.rank}")
+    vals = check_args(exe.parameter_shapes, args, f"executable {exe.name} replica {comm.rank}", arrays=True)
     run = _session(exe, comm, timeout)
     try:
         run.begin(timeout)

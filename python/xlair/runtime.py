@@ -3,49 +3,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 
 import numpy as np
 
 from xlair.dialect.checks import XlaError
+from xlair.dialect.types import Shape, element_type
 
 from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
-from .device import from_device as _from_device, iree_runtime as _rt, layout as _layout
+from .arrays import Array
+from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
 from .device import result_view as _result_view, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
+from .targets import artifact_target, target as find_target
 from .values import check_args, flatten, parse_shape, unflatten
-
-_instance = None
-_configs: dict[str, object] = {}
-_rt_lock = threading.Lock()
-
-
-def _config(driver: str):
-    """One IREE runtime configuration (device) per driver, shared by all executables."""
-    with _rt_lock:
-        cfg = _configs.get(driver)
-        if cfg is None:
-            try:
-                cfg = _configs[driver] = _make_config(driver)
-            except (RuntimeError, ValueError) as e:
-                raise XlaError(f"no IREE device for driver {driver!r}: {e}") from None
-        return cfg
-
-
-#: The CPU drivers' allocator: a cache of freed buffers (at most 1 GiB retained, 64 free
-#: blocks).  Without it every call's results and input copies were fresh malloc/mmap blocks
-#: whose pages the kernel faulted in again on first touch: a call adding two f32[1M] took
-#: 7.5 ms instead of 1.9 ms (bench/NOTES.md).
-CPU_ALLOCATOR = "caching:*=*;1gib;64"
-
-
-def _make_config(driver: str):
-    rt = _rt()
-    if driver in ("local-task", "local-sync"):
-        return rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
-    return rt.Config(driver)
-
 
 #: Programs whose heaviest op does less work than this (lowering/cost.py: multiply-adds, an
 #: element of an element-wise op counting 16) run on IREE's local-sync driver, which runs
@@ -85,7 +58,6 @@ class Executable:
     tuple result comes back as a Python tuple."""
 
     def __init__(self, vmfb: bytes, target: str | None = None):
-        from .targets import artifact_target, target as find_target
         rt = _rt()
         self._vmfb = bytes(vmfb)
         made_for = artifact_target(self._vmfb)
@@ -123,6 +95,9 @@ class Executable:
         self._leaves_out = self.result_shape.leaves()
         # per leaf, what the copy in and the view out need (computed once, not per call)
         self._wire_in = [_wire(s) for s in self._leaves_in]
+        #: argument leaves IREE may update in place (lowering/aliasing.py): an xla.Array
+        #: passed there is copied first.  Artifacts made before the signature said: all.
+        self._written = frozenset(sig.get("written", range(len(self._leaves_in))))
         host_mapped = self._host_memory
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
 
@@ -189,7 +164,7 @@ class Executable:
         if self.replicas != 1:
             raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
                            "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
-        vals = check_args(self.parameter_shapes, args, f"executable {self.name}")
+        vals = check_args(self.parameter_shapes, args, f"executable {self.name}", arrays=True)
         return unflatten(self.call_leaves(self._leaves(vals)), self.result_shape)
 
     def _leaves(self, vals) -> list:
@@ -197,9 +172,10 @@ class Executable:
         return [leaf for v, s in zip(vals, self.parameter_shapes) for leaf in flatten(v, s)]
 
     def call_leaves(self, flat: list) -> list:
-        """Run on the argument leaves, numpy arrays of the leaves' shapes and dtypes (checked by
-        the caller: `__call__`, or `xlair.jit`, whose signature key holds them), and return the
-        result leaves.  The per-call path of `xlair.jit`."""
+        """Run on the argument leaves, numpy arrays or `xla.Array`s of the leaves' shapes and
+        dtypes (checked by the caller: `__call__`, or `xlair.jit`, whose signature key holds
+        them), and return the result leaves: `xla.Array`s when an argument leaf is one, numpy
+        arrays otherwise.  The per-call path of `xlair.jit`."""
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
         try:
@@ -233,7 +209,9 @@ class Executable:
         return unflatten(self._invoke_leaves(replica, self._leaves(vals), run), self.result_shape)
 
     def _invoke_leaves(self, replica: int, flat: list, run) -> list:
-        """Run replica `replica` on argument leaves; the result leaves, no two sharing memory."""
+        """Run replica `replica` on argument leaves; the result leaves: `xla.Array`s when an
+        argument leaf is one (left in their device buffers), else numpy arrays, no two sharing
+        memory."""
         rt = _rt()
         hctx = self._hosts[replica]
         device = self._device
@@ -242,8 +220,13 @@ class Executable:
             hctx.run, hctx.error = run, None
             try:
                 ins = rt.VmVariantList(len(flat))
-                for a, s, io in zip(flat, self._leaves_in, self._wire_in):
-                    ins.push_ref(_to_device(device, a, s, io))
+                arrays = False
+                for i, (a, s, io) in enumerate(zip(flat, self._leaves_in, self._wire_in)):
+                    if type(a) is Array:
+                        arrays = True
+                        ins.push_ref(a.buffer_for(device, self._host_memory, i in self._written))
+                    else:
+                        ins.push_ref(_to_device(device, a, s, io))
                 outs = rt.VmVariantList(len(self._leaves_out))
                 ctx.vm_context.invoke(self._fn, ins, outs)
                 if len(outs) != len(self._leaves_out):
@@ -253,9 +236,13 @@ class Executable:
                 view = rt.HalBufferView
                 for i, (s, lay) in enumerate(zip(self._leaves_out, self._view_out)):
                     bv = outs.get_as_object(i, view)
+                    if arrays and not s.is_token:
+                        results.append(Array(bv, s, device, self.target))
+                        continue
                     r = _result_view(bv, lay) if lay is not None else None
                     results.append(r if r is not None else _from_device(device, bv, s, copy=False))
-                _unshare(results)
+                if not arrays:
+                    _unshare(results)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err, hctx.error = hctx.error, None
                 if isinstance(err, XlaError):
@@ -379,7 +366,6 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
     import subprocess
     import sys
     import tempfile
-    from .targets import artifact_target, target as find_target
     key = hashlib.sha256(data).hexdigest()
     marker = cache_dir() / "vetted" / key
     if key in _VETTED or marker.exists():
@@ -411,3 +397,42 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
         except OSError:
             pass
     # any other failure: the in-process load below raises the XlaError with IREE's message
+
+
+def device_put(x, target: str = "cpu"):
+    """`x` copied to `target`'s device as an `xla.Array`.  A pytree of arrays becomes the same
+    pytree of Arrays: tuples, named tuples, lists and dicts, and, when JAX is imported, every
+    pytree JAX knows (flax and optax states).  An Array already on that target is returned
+    as is."""
+    tgt = find_target(target)
+    device, host_memory = _config(tgt.driver).device, tgt.backend == "llvm-cpu"
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        return jax.tree_util.tree_map(lambda v: _put(v, tgt, device, host_memory), x)
+    return _put(x, tgt, device, host_memory)
+
+
+def _put(x, tgt, device, host_memory):
+    if isinstance(x, Array):
+        if x._target.name == tgt.name:
+            return x
+        return Array(x.buffer_for(device, host_memory, False), x._shape, device, tgt)
+    if isinstance(x, (tuple, list)):
+        items = [_put(v, tgt, device, host_memory) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    if isinstance(x, dict):
+        return {k: _put(v, tgt, device, host_memory) for k, v in x.items()}
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise XlaError(f"device_put takes arrays (or tuples, lists, dicts of them); got "
+                       f"{type(x).__name__} ({e})") from None
+    try:
+        et = element_type(a.dtype)
+    except (TypeError, ValueError, XlaError):
+        raise XlaError(f"device_put: no XLA element type for numpy dtype {a.dtype} "
+                       f"(a {type(x).__name__})") from None
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    shape = Shape(et, a.shape)
+    return Array(_to_device(device, a, shape), shape, device, tgt)

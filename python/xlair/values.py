@@ -10,6 +10,8 @@ from xlair.dialect.checks import XlaError, show
 from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape, element_type
 
+from .arrays import Array
+
 
 def parse_shape(text: str) -> Shape:
     """The Shape of a type as a signature writes it (`Shape.mlir_str`)."""
@@ -17,21 +19,27 @@ def parse_shape(text: str) -> Shape:
         return Shape.from_mlir(ir.Type.parse(text))
 
 
-def check_args(shapes: Sequence[Shape], args: Sequence, who: str) -> list:
-    """numpy values for `args`, one per parameter shape; XlaError on any mismatch."""
+def check_args(shapes: Sequence[Shape], args: Sequence, who: str, arrays: bool = False) -> list:
+    """numpy values for `args`, one per parameter shape; XlaError on any mismatch.  With
+    `arrays`, an `xla.Array` of a leaf's exact shape is kept as it is (an executable takes it
+    without a copy); without, it is read back like any array-like."""
     if len(args) != len(shapes):
         raise XlaError(f"{who} takes {len(shapes)} argument(s) {list(shapes)}; got {len(args)}")
-    return [check_arg(s, a, f"{who} argument {i}") for i, (s, a) in enumerate(zip(shapes, args))]
+    return [check_arg(s, a, f"{who} argument {i}", arrays) for i, (s, a) in enumerate(zip(shapes, args))]
 
 
-def check_arg(shape: Shape, a, what: str):
+def check_arg(shape: Shape, a, what: str, arrays: bool = False):
     if shape.is_tuple:
         if not isinstance(a, (tuple, list)) or len(a) != len(shape.tuple_shapes):
             raise XlaError(f"{what} must be a tuple of {len(shape.tuple_shapes)} values {shape}; "
                            f"got {type(a).__name__}")
-        return tuple(check_arg(s, x, f"{what}[{i}]") for i, (s, x) in enumerate(zip(shape.tuple_shapes, a)))
+        return tuple(check_arg(s, x, f"{what}[{i}]", arrays) for i, (s, x) in enumerate(zip(shape.tuple_shapes, a)))
     if shape.is_token:
         return np.zeros((), np.bool_)
+    if arrays and type(a) is Array:
+        if a.xla_shape != shape:
+            raise XlaError(f"{what} must be {shape}; got an xla.Array {a.xla_shape}")
+        return a
     if isinstance(a, (np.ndarray, np.generic)):
         arr = np.asarray(a)
         if arr.dtype != shape.dtype:

@@ -23,6 +23,28 @@ def run_xlair(prog: Program, fn, args, target: str = "cpu"):
     return leaves(xla.jit(fn, target=target)(*args))
 
 
+def run_xlair_on_device(prog: Program, fn, args, target: str = "cpu") -> tuple[list, list[str]]:
+    """The program called twice on its arguments put on the device (`xla.device_put`): the
+    second call's result leaves, read back, and what went wrong besides their values: a result
+    leaf that is not an `xla.Array`, an argument whose values changed (IREE writing into an
+    argument's buffer, lowering/aliasing.py), or two calls that disagree."""
+    import jax
+    import xlair as xla
+    before = leaves(args)
+    put = xla.device_put(args, target=target)
+    f = xla.jit(fn, target=target)
+    first = jax.tree_util.tree_leaves(f(*put))
+    second = jax.tree_util.tree_leaves(f(*put))
+    problems = [f"result leaf {i} is a {type(x).__name__}, not an xla.Array"
+                for i, x in enumerate(second) if not isinstance(x, xla.Array)]
+    problems += [f"argument leaf {i} changed on the device" for i, (a, b) in
+                 enumerate(zip(before, leaves(put))) if not np.array_equal(a, b, equal_nan=True)]
+    got, again = [np.asarray(x) for x in second], [np.asarray(x) for x in first]
+    problems += [f"result leaf {i} differs between two calls" for i, (a, b) in enumerate(zip(got, again))
+                 if not np.array_equal(a, b, equal_nan=True)]
+    return got, problems
+
+
 def mismatches(prog: Program, got, want) -> list[str]:
     """Each leaf that differs, described; [] when all match.  Floats within rtol and a scaled
     atol (below); integers and booleans exactly."""
@@ -54,4 +76,4 @@ def mismatches(prog: Program, got, want) -> list[str]:
     return out
 
 
-__all__ = ["PROGRAMS", "leaves", "reference", "run_xlair", "mismatches"]
+__all__ = ["PROGRAMS", "leaves", "reference", "run_xlair", "run_xlair_on_device", "mismatches"]

@@ -11,7 +11,7 @@ import pytest
 import xlair as xla
 from xlair.compile import compile_vmfb
 from xlair_testing import E2E_TARGETS
-from model_compare import mismatches, reference, run_xlair
+from model_compare import mismatches, reference, run_xlair, run_xlair_on_device
 from model_programs import PROGRAMS
 
 NAMES = sorted(PROGRAMS)
@@ -31,6 +31,10 @@ def _check(name, target):
     got = run_xlair(prog, fn, args, target)
     bad = mismatches(prog, got, want)
     assert not bad, f"{name} on {target} differs from jax.jit:\n  " + "\n  ".join(bad)
+    # the same program on arguments kept on the device (xla.Array in and out)
+    got, problems = run_xlair_on_device(prog, fn, args, target)
+    bad = problems + mismatches(prog, got, want)
+    assert not bad, f"{name} on {target}, arguments on the device:\n  " + "\n  ".join(bad)
 
 
 @pytest.mark.parametrize("name", NAMES)

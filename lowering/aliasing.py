@@ -1,0 +1,99 @@
+"""Which parameters of a lowered program IREE may update in place.
+
+IREE 3.13 writes into the buffer of an argument when the argument is the destination of an
+in-place op: `tensor.insert_slice %u into %arg0` (a DynamicUpdateSlice of a parameter)
+stores into the caller's buffer (iree-org/iree#16168, "Exported I/O buffer views improperly
+alias with tied ops"; measured: DynamicUpdateSlice of f32[8] and f32[512,512] parameters).
+Arguments that the runtime hands to a program without a copy (device-resident `xla.Array`s)
+must not be such destinations, so the runtime copies exactly those that are.
+
+`written_parameters(func)` follows each argument of the lowered function through the ops
+that pass it on as the same tensor (casts, reshapes, slices, barriers, the branches of an
+scf.if) and reports it written when it reaches anything else than a read it knows: the
+destination of a linalg or iree_linalg_ext op, of tensor.insert_slice or tensor.insert, the
+initial value of a loop, a call of a function without a body (a host call), or any op not
+listed here.  A call of a function of the module is followed into the function.  Unknown means written: a missed
+read costs a copy, a missed write would corrupt the caller's array.
+"""
+from __future__ import annotations
+
+from xlair.dialect.ir import ir
+from xlair.dialect.types import is_tensor
+
+#: ops whose result is the operand seen as another type or shape: the same buffer to IREE
+ALIASES = frozenset({
+    "tensor.cast", "tensor.expand_shape", "tensor.collapse_shape", "tensor.bitcast",
+    "tensor.reshape", "tensor.extract_slice", "util.optimization_barrier",
+    "flow.tensor.reshape", "flow.tensor.bitcast",
+})
+#: ops that only read their tensor operands
+READS = frozenset({
+    "tensor.extract", "tensor.dim", "tensor.pad", "tensor.concat", "func.return",
+    "tensor.from_elements", "tensor.splat", "flow.tensor.load",
+})
+#: families whose tensor operands are read (element-wise ops on whole tensors)
+READ_DIALECTS = ("arith.", "math.", "complex.")
+#: destination-passing ops: their leading operands are read, the inits (the last operands,
+#: one per result) are written
+DPS_DIALECTS = ("linalg.", "iree_linalg_ext.")
+
+
+def written_parameters(func: ir.Operation) -> list[int]:
+    """The indices of `func`'s tensor arguments that IREE may write in place."""
+    block = func.regions[0].blocks[0]
+    return [i for i, arg in enumerate(block.arguments)
+            if is_tensor(arg.type) and _reaches_a_write(arg)]
+
+
+def _reaches_a_write(value: ir.Value) -> bool:
+    seen = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        for use in v.uses:
+            op = use.owner
+            name = op.name
+            key = (op, use.operand_number)
+            if key in seen:
+                continue
+            seen.add(key)
+            if name in ALIASES:
+                todo.extend(op.results)
+            elif name in READS or name.startswith(READ_DIALECTS):
+                continue
+            elif name in ("tensor.insert_slice", "tensor.insert"):
+                if use.operand_number == 1:      # the destination (operand 0 is what is inserted)
+                    return True
+            elif name == "scf.yield" and op.parent is not None and op.parent.name == "scf.if":
+                todo.append(op.parent.results[use.operand_number])
+            elif name == "func.call" and (callee := _callee(op)) is not None:
+                # what the callee does with its argument; its results may be that argument
+                todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
+                todo.extend(op.results)
+            elif name.startswith(DPS_DIALECTS):
+                if use.operand_number >= _inputs(op):
+                    return True
+            else:
+                return True
+    return False
+
+
+def _callee(call: ir.Operation) -> ir.Operation | None:
+    """The func.func with a body that a func.call calls, in the same module (None for an
+    external declaration: a host call)."""
+    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    module = call.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op.operation if len(op.regions[0].blocks) else None
+    return None
+
+
+def _inputs(op: ir.Operation) -> int:
+    """How many leading operands of a destination-passing op on tensors are inputs (read
+    only): its inits come last, one per result."""
+    return len(op.operands) - len(op.results)

@@ -1,0 +1,89 @@
+"""`xla.Array`: an array that stays in an IREE device buffer (made by `xla.device_put`,
+runtime.py).
+
+    x = xla.device_put(np.ones((4, 4), np.float32))   # copied to the CPU device once
+    y = exe(x, w)                                      # Arrays in: Arrays out, no copies
+    np.asarray(y)                                      # read back to numpy here
+
+An executable (or `xla.jit`) called with at least one `Array` among its argument leaves
+returns its result leaves as Arrays, left where the program wrote them; numpy arguments of
+the same call are copied in as usual.  An Array is immutable: a program that could update an
+argument's buffer in place (IREE does so for a DynamicUpdateSlice of a parameter, see
+lowering/aliasing.py) gets a copy of that Array instead, so an Array holds the same values for
+its whole life.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xlair.dialect.types import Shape
+
+from .device import from_device, layout, to_device
+
+
+class Array:
+    """An array in a device buffer (an IREE buffer view) on one target's device.  Read it with
+    `np.asarray(a)`; `shape`, `dtype`, `ndim`, `size`, `nbytes` and `xla_shape` describe it
+    without reading it."""
+
+    __slots__ = ("_bv", "_shape", "_device", "_target")
+
+    def __init__(self, bv, shape: Shape, device, target):
+        self._bv = bv
+        self._shape = shape
+        self._device = device
+        self._target = target
+
+    @property
+    def xla_shape(self) -> Shape:
+        return self._shape
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._shape.dims)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._shape.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape.dims)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return layout(self._shape)[2]
+
+    @property
+    def target(self) -> str:
+        """The name of the target whose device holds the array ("cpu", "vulkan", ...)."""
+        return self._target.name
+
+    def __array__(self, dtype=None, copy=None):
+        a = from_device(self._device, self._bv, self._shape, copy=True)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def block_until_ready(self) -> "Array":
+        """The array (xlair's calls return when their results are written)."""
+        return self
+
+    def __len__(self) -> int:
+        if not self._shape.dims:
+            raise TypeError("len() of an unsized xla.Array")
+        return self._shape.dims[0]
+
+    def __repr__(self) -> str:
+        return f"xla.Array({np.asarray(self)!r}, {self._shape}, target={self.target!r})"
+
+    def buffer_for(self, device, host_memory: bool, fresh: bool):
+        """The buffer view to hand a program running on `device`: this array's own, or a copy
+        when the program may write it (`fresh`) or the array lives on another device (CPU
+        devices share host memory, so any CPU device takes any CPU array)."""
+        same = device is self._device or (host_memory and self._target.backend == "llvm-cpu")
+        if same and not fresh:
+            return self._bv
+        return to_device(device, np.asarray(self), self._shape)
