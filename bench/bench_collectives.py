@@ -88,6 +88,9 @@ def worker(path: str, quick: bool) -> None:
             calls = _calls(size, quick)
             w.Barrier()
             t_x = _median(lambda: exe.run_on_rank(comm, [x]), calls)
+            xd = xla.device_put(x)
+            w.Barrier()
+            t_d = _median(lambda: exe.run_on_rank(comm, [xd]), calls)
             if op == "all_reduce":
                 o = np.empty_like(x)
                 raw = lambda: w.Allreduce(x, o)          # noqa: E731
@@ -99,7 +102,8 @@ def worker(path: str, quick: bool) -> None:
                 raw = lambda: w.Sendrecv(x, dest=(r + 1) % k, recvbuf=o, source=(r - 1) % k)  # noqa: E731
             w.Barrier()
             t_m = _median(raw, calls)
-            out[f"{op} {size}"] = (w.allreduce(t_x, op=MPI.MAX), w.allreduce(t_m, op=MPI.MAX))
+            out[f"{op} {size}"] = (w.allreduce(t_x, op=MPI.MAX), w.allreduce(t_m, op=MPI.MAX),
+                                   w.allreduce(t_d, op=MPI.MAX))
     if r == 0:
         pathlib.Path(path).write_text(json.dumps(out))
 
@@ -146,19 +150,22 @@ def section_lines(res: dict) -> list[str]:
     L = [TITLE, "",
          f"Measured {res['date']}; section took {res['elapsed']:.0f} s"
          f"{' (--quick)' if res['quick'] else ''}.", "", f"CPU: {cpu_summary()}.", "",
-         "Per call in microseconds, numpy in and out; 2 replicas.  MPI: `mpirun -n 2` on this machine "
+         "Per call in microseconds; 2 replicas.  Threads and MPI ranks: numpy in and out; MPI ranks, "
+         "device-resident: the operand an `xla.Array` (`xla.device_put` once), the result left an "
+         "`xla.Array`, as mpi4py works on buffers already in memory.  MPI: `mpirun -n 2` on this machine "
          "(shared memory), the slower rank's median; bandwidth is the operand's bytes per call.", "",
-         "| op | operand | threads us | MPI ranks us | mpi4py us | MPI/mpi4py | MPI GB/s | mpi4py GB/s |",
-         "|---|---|---|---|---|---|---|---|"]
+         "| op | operand | threads us | MPI ranks us | MPI ranks, device-resident us | mpi4py us | MPI/mpi4py "
+         "| device-resident/mpi4py | MPI GB/s | device-resident GB/s | mpi4py GB/s |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
     for op in OPS:
         for size in SIZES:
             key = f"{op} {size}"
             t_th = res["threads"].get(key)
-            t_x, t_m = mp.get(key, (None, None)) if mp else (None, None)
-            ratio = f"{t_x / t_m:.2f}" if t_x and t_m else "n/a"
+            t_x, t_m, t_d = (tuple(mp.get(key, ())) + (None,) * 3)[:3] if mp else (None, None, None)
+            ratio = (lambda t: f"{t / t_m:.2f}" if t and t_m else "n/a")
             gbs = (lambda t: f"{size / t / 1e9:.2f}" if t else "n/a")
-            L.append(f"| {op} | {_size(size)} | {_us(t_th)} | {_us(t_x)} | {_us(t_m)} | {ratio} | "
-                     f"{gbs(t_x)} | {gbs(t_m)} |")
+            L.append(f"| {op} | {_size(size)} | {_us(t_th)} | {_us(t_x)} | {_us(t_d)} | {_us(t_m)} | "
+                     f"{ratio(t_x)} | {ratio(t_d)} | {gbs(t_x)} | {gbs(t_d)} | {gbs(t_m)} |")
     if mp is None:
         L += ["", "MPI columns: n/a (no mpirun or mpi4py here)."]
     L.append("")

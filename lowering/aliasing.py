@@ -11,8 +11,10 @@ must not be such destinations, so the runtime copies exactly those that are.
 that pass it on as the same tensor (casts, reshapes, slices, barriers, the branches of an
 scf.if) and reports it written when it reaches anything else than a read it knows: the
 destination of a linalg or iree_linalg_ext op, of tensor.insert_slice or tensor.insert, the
-initial value of a loop, a call of a function without a body (a host call), or any op not
-listed here.  A call of a function of the module is followed into the function.  Unknown means written: a missed
+initial value of a loop, or any op not listed here.  A call of a function of the module is
+followed into the function; a call of a declared function is a host call, which reads its
+operands (python/xlair/host.py hands them to MPI's collectives as they are, and copies them
+for everything else).  Unknown means written: a missed
 read costs a copy, a missed write would corrupt the caller's array.
 """
 from __future__ import annotations
@@ -66,7 +68,10 @@ def _reaches_a_write(value: ir.Value) -> bool:
                     return True
             elif name == "scf.yield" and op.parent is not None and op.parent.name == "scf.if":
                 todo.append(op.parent.results[use.operand_number])
-            elif name == "func.call" and (callee := _callee(op)) is not None:
+            elif name == "func.call":
+                callee = _callee(op)
+                if callee is None:
+                    continue        # a host call: it reads its operands (python/xlair/host.py)
                 # what the callee does with its argument; its results may be that argument
                 todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
                 todo.extend(op.results)
@@ -79,8 +84,8 @@ def _reaches_a_write(value: ir.Value) -> bool:
 
 
 def _callee(call: ir.Operation) -> ir.Operation | None:
-    """The func.func with a body that a func.call calls, in the same module (None for an
-    external declaration: a host call)."""
+    """The func.func with a body that a func.call calls, in the same module (None for a
+    declaration: a host call)."""
     name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
     module = call.parent
     while module is not None and module.name != "builtin.module":

@@ -83,7 +83,9 @@ class Array:
         """The buffer view to hand a program running on `device`: this array's own, or a copy
         when the program may write it (`fresh`) or the array lives on another device (CPU
         devices share host memory, so any CPU device takes any CPU array)."""
-        same = device is self._device or (host_memory and self._target.backend == "llvm-cpu")
-        if same and not fresh:
+        host = host_memory and self._target.backend == "llvm-cpu"
+        if (device is self._device or host) and not fresh:
             return self._bv
-        return to_device(device, np.asarray(self), self._shape)
+        # a copy: on the CPU straight from the mapped buffer, else read back first
+        src = from_device(self._device, self._bv, self._shape, copy=False) if host else np.asarray(self)
+        return to_device(device, src, self._shape)
