@@ -325,7 +325,9 @@ def machine_facts() -> list[str]:
         pass
     facts.append("Versions: " + ", ".join(vers))
     from xlair.targets import target
-    facts.append("xlair CPU flags: " + " ".join(target("cpu").compile_flags()))
+    facts.append("xlair CPU flags: " + " ".join(target("cpu").compile_flags())
+                 + " (and --iree-opt-data-tiling=false for a program whose contractions are all below "
+                 "xlair.compile.DATA_TILING_WORK multiply-adds)")
     facts.append("CPU as /proc/cpuinfo and LLVM name it: " + cpu_summary())
     try:
         load = open("/proc/loadavg").read().split()[:3]

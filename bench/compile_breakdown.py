@@ -57,13 +57,12 @@ def _median(xs):
 def stage_times(fn, args) -> tuple[dict, object, bytes]:
     """One cold run through the stages; returns ({stage: seconds}, the Computation, linalg text)."""
     import jax
-    from xlair.compile import iree_compile, lower as xlair_lower, needs_of, seal
+    from xlair.compile import iree_compile, lower as xlair_lower, needs_of, program_flags, seal
     from xlair.jax_bridge import lower as jax_lower
     from xlair.runtime import Executable
     from xlair.stablehlo import from_stablehlo
     from xlair.targets import check_supported, target
     tgt = target("cpu")
-    flags = tgt.compile_flags()
     jax.clear_caches()
     t = {}
     c = time.perf_counter()
@@ -75,6 +74,7 @@ def stage_times(fn, args) -> tuple[dict, object, bytes]:
     c = time.perf_counter()
     comp = from_stablehlo(text)
     t["import (StableHLO -> xla)"] = time.perf_counter() - c
+    flags = program_flags(comp, tgt)
     c = time.perf_counter()
     check_supported(comp.module, tgt.name)
     module = xlair_lower(comp, 1, tgt.name, needs_of(tgt, flags))
@@ -155,16 +155,17 @@ def pass_times(comp) -> dict:
     return out
 
 
-def iree_phases(linalg: str) -> tuple[dict, float, int]:
+def iree_phases(linalg: str, comp) -> tuple[dict, float, int]:
     """iree-compile split at phase boundaries ({group: seconds}), the one-shot run's time and the
     number of dispatches (the exports of the stream phase's executables)."""
     from iree.compiler.tools import TempFileSaver
     from iree.compiler.tools.core import CompilerOptions, build_compile_command_line
+    from xlair.compile import program_flags
     from xlair.targets import target
     tgt = target("cpu")
     with TempFileSaver.implicit() as tfs:
         base = build_compile_command_line("-", tfs, CompilerOptions(target_backends=[tgt.backend],
-                                                                    extra_args=tgt.compile_flags()))
+                                                                    extra_args=program_flags(comp, tgt)))
     c = time.perf_counter()
     subprocess.run(base, input=linalg.encode(), capture_output=True, check=True)
     one_shot = time.perf_counter() - c
@@ -207,7 +208,7 @@ def breakdown(name: str, repeats: int, phases: bool) -> list[str]:
     pt = pass_times(comp)
     L.append("xlair's passes apart (once): " + ", ".join(f"{p} {v:.3f} s" for p, v in pt.items()) + ".")
     if phases:
-        ph, one, dispatches = iree_phases(linalg)
+        ph, one, dispatches = iree_phases(linalg, comp)
         L += ["", f"iree-compile by phase ({dispatches} dispatches; once, each phase a child process of "
                   f"its own: {sum(ph.values()):.2f} s in all, the one-shot run {one:.2f} s):", ""]
         L += [f"- {what}: {v:.2f} s" for what, v in ph.items()]

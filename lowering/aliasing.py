@@ -30,7 +30,7 @@ ALIASES = frozenset({
 })
 #: ops that only read their tensor operands
 READS = frozenset({
-    "tensor.extract", "tensor.dim", "tensor.pad", "tensor.concat", "func.return",
+    "tensor.extract", "tensor.dim", "tensor.pad", "tensor.concat",
     "tensor.from_elements", "tensor.splat", "flow.tensor.load",
 })
 #: families whose tensor operands are read (element-wise ops on whole tensors)
@@ -44,11 +44,18 @@ def written_parameters(func: ir.Operation) -> list[int]:
     """The indices of `func`'s tensor arguments that IREE may write in place."""
     block = func.regions[0].blocks[0]
     return [i for i, arg in enumerate(block.arguments)
-            if is_tensor(arg.type) and _reaches_a_write(arg)]
+            if is_tensor(arg.type) and _uses(arg)[0]]
 
 
-def _reaches_a_write(value: ir.Value) -> bool:
+#: calls followed into callees, at most this deep (deeper: written)
+MAX_DEPTH = 16
+
+
+def _uses(value: ir.Value, depth: int = 0) -> tuple[bool, set]:
+    """(whether `value` may be written, the positions of its function's return that pass it
+    on as it is)."""
     seen = set()
+    returned = set()
     todo = [value]
     while todo:
         v = todo.pop()
@@ -61,26 +68,32 @@ def _reaches_a_write(value: ir.Value) -> bool:
             seen.add(key)
             if name in ALIASES:
                 todo.extend(op.results)
+            elif name == "func.return":
+                returned.add(use.operand_number)
             elif name in READS or name.startswith(READ_DIALECTS):
                 continue
             elif name in ("tensor.insert_slice", "tensor.insert"):
                 if use.operand_number == 1:      # the destination (operand 0 is what is inserted)
-                    return True
+                    return True, returned
             elif name == "scf.yield" and op.parent is not None and op.parent.name == "scf.if":
                 todo.append(op.parent.results[use.operand_number])
             elif name == "func.call":
                 callee = _callee(op)
                 if callee is None:
                     continue        # a host call: it reads its operands (python/xlair/host.py)
-                # what the callee does with its argument; its results may be that argument
-                todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
-                todo.extend(op.results)
+                if depth >= MAX_DEPTH:
+                    return True, returned
+                # what the callee does with its argument, and the results that are that argument
+                written, passed = _uses(callee.regions[0].blocks[0].arguments[use.operand_number], depth + 1)
+                if written:
+                    return True, returned
+                todo.extend(op.results[k] for k in passed)
             elif name.startswith(DPS_DIALECTS):
                 if use.operand_number >= _inputs(op):
-                    return True
+                    return True, returned
             else:
-                return True
-    return False
+                return True, returned
+    return False, returned
 
 
 def _callee(call: ir.Operation) -> ir.Operation | None:

@@ -32,11 +32,15 @@ def _elements(t: ir.Type) -> int:
         return 0
 
 
+#: the contractions (whose work is counted in multiply-adds)
+CONTRACTIONS = ("xla.dot", "xla.dot_general", "xla.conv", "xla.conv_with_general_padding",
+                "xla.conv_general_dilated")
+
+
 def op_work(op: ir.Operation) -> int:
     """The estimated work of one `xla` op (see the module's docstring)."""
     name = op.name
-    if name in ("xla.dot", "xla.dot_general", "xla.conv", "xla.conv_with_general_padding",
-                "xla.conv_general_dilated"):
+    if name in CONTRACTIONS:
         from xlair.lowering.registry import Lower
         lw = Lower(op, None, lookup(name))
         out = lw.result_shape.size
@@ -53,13 +57,15 @@ def op_work(op: ir.Operation) -> int:
     return ELEMENT_COST * max(sizes, default=0)
 
 
-def heaviest_work(module: ir.Module) -> int:
-    """The largest `op_work` over the module's `xla` ops, loop bodies included."""
+def heaviest_work(module: ir.Module, ops: tuple | None = None) -> int:
+    """The largest `op_work` over the module's `xla` ops (or those named in `ops`: e.g.
+    CONTRACTIONS), loop bodies included."""
     best = 0
 
     def visit(op):
         nonlocal best
-        if op.operation.name.startswith("xla."):
+        name = op.operation.name
+        if name.startswith("xla.") and (ops is None or name in ops):
             best = max(best, op_work(op.operation))
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)

@@ -18,7 +18,7 @@ import numpy as np
 
 from xlair.dialect.types import Shape
 
-from .device import from_device, layout, to_device
+from .device import from_device, layout, mapped, to_device
 
 
 class Array:
@@ -87,5 +87,5 @@ class Array:
         if (device is self._device or host) and not fresh:
             return self._bv
         # a copy: on the CPU straight from the mapped buffer, else read back first
-        src = from_device(self._device, self._bv, self._shape, copy=False) if host else np.asarray(self)
+        src = mapped(self._bv, layout(self._shape)) if host else np.asarray(self)
         return to_device(device, src, self._shape)

@@ -10,7 +10,7 @@ from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.aliasing import written_parameters
-from xlair.lowering.cost import heaviest_work
+from xlair.lowering.cost import CONTRACTIONS, heaviest_work
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
 from . import cpus
@@ -166,7 +166,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     chip = arch or cpu
     if check_limits and (not chip or chip == tgt.default_arch):
         check_supported(comp.module, tgt.name)
-    all_flags = tgt.compile_flags(chip) + list(flags)
+    all_flags = program_flags(comp, tgt, chip, flags)
     key = cache_key(comp, tgt, all_flags + ([] if counted else ["(counted=off)"])
                     + ([] if device_loops else ["(loops=host)"]), replicas) if cache else None
     if key:
@@ -201,6 +201,27 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if key:
         cache_put(key, vmfb)
     return vmfb
+
+
+#: Data tiling (IREE packs a contraction's operands into tiles for its micro-kernels) only for
+#: programs with a contraction of at least this many multiply-adds (lowering/cost.py).  Below,
+#: the packing dispatches cost more than they save, and each is code to compile: measured
+#: (bench/NOTES.md section 16), untiled 64x784x256 matmul 0.77x the tiled time, batched
+#: 8x128^3 0.55x, the real programs with small matmuls 0.8-0.9x, their cold compiles 10-40%
+#: shorter; a 1024^3 matmul is 2.9x slower untiled.
+DATA_TILING_WORK = 1 << 25
+
+
+def program_flags(comp: Computation, tgt: Target, chip: str | None = None, flags=()) -> list[str]:
+    """The IREE flags a program is compiled with: the target's, data tiling turned off for a
+    program of small contractions on a target whose flags turn it on, then the caller's."""
+    own = tgt.compile_flags(chip)
+    if "--iree-opt-data-tiling" in own:
+        with lock, context():
+            work = heaviest_work(comp.module, CONTRACTIONS)
+        if work < DATA_TILING_WORK:
+            own = own + ["--iree-opt-data-tiling=false"]
+    return own + list(flags)
 
 
 def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None = None,

@@ -143,8 +143,18 @@ def result_view(bv, lay: tuple):
     if want == 0 or bv.byte_length != want:
         return None
     if want <= COPY_OUT_BYTES:
-        return np.frombuffer(bv.map(), dtype, want // dtype.itemsize).reshape(dims).copy()
+        return mapped(bv, lay).copy()
     return bv.map().asarray(dims, dtype)
+
+
+def mapped(bv, lay: tuple) -> np.ndarray:
+    """A numpy view of a CPU buffer view's memory (`lay`: the leaf's `layout`), valid while
+    the buffer lives (the view keeps the mapping).  np.frombuffer on the mapping: ~1 us, where
+    `MappedMemory.asarray` takes 4-6."""
+    dtype, dims, want = lay
+    if want == 0:
+        return np.zeros(dims, dtype)
+    return np.frombuffer(bv.map(), dtype, want // dtype.itemsize).reshape(dims)
 
 
 def from_device(device, bv, s: Shape, copy: bool = True) -> np.ndarray:

@@ -90,14 +90,16 @@ class Jitted:
             (i, args[i]) for i in sorted(static) if i < n)
 
     def __call__(self, *args, **kwargs):
-        jax = _jax()
-        dynamic, static = self._split(args)
-        leaves, tree = jax.tree_util.tree_flatten((dynamic, kwargs))
-        key = (tree, static, tuple((_shape(x), _dtype(x)) for x in leaves))
-        with self._lock:
-            entry = self._cache.get(key)
-            if entry is None:
-                entry = self._cache[key] = self._compile(args, kwargs)
+        tree_util = _jax().tree_util
+        dynamic, static = self._split(args) if self.static_argnums else (args, ())
+        leaves, tree = tree_util.tree_flatten((dynamic, kwargs))
+        key = (tree, static, tuple(map(_signature, leaves)))
+        entry = self._cache.get(key)        # (a dict lookup is atomic: the lock is for misses)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._cache[key] = self._compile(args, kwargs)
         exe, dtypes, out_tree, direct = entry
         flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
                 for x, dt in zip(leaves, dtypes)]
@@ -106,7 +108,7 @@ class Jitted:
         else:
             out = exe(*flat)
             outs = list(out) if out_tree.num_leaves > 1 else [out]
-        return jax.tree_util.tree_unflatten(out_tree, outs)
+        return tree_util.tree_unflatten(out_tree, outs)
 
     def _compile(self, args, kwargs):
         from .compile import compile as xla_compile
@@ -139,16 +141,12 @@ def _abstract(x):
     return _jax().ShapeDtypeStruct(x.shape, x.dtype) if type(x) is Array else x
 
 
-def _shape(x):
+def _signature(x) -> tuple:
+    """A leaf's shape and dtype as a cache key: the dtype itself (hashable; its str() was ~1.5
+    us a leaf on every call), or the type of a Python scalar."""
     s = getattr(x, "shape", None)
-    return s if isinstance(s, tuple) else np.shape(x)
-
-
-def _dtype(x):
-    """A leaf's dtype as a cache key: the dtype itself (hashable; its str() was ~1.5 us a
-    leaf on every call), or the type of a Python scalar."""
     dt = getattr(x, "dtype", None)
-    return dt if dt is not None else type(x).__name__
+    return (s if type(s) is tuple else np.shape(x)), (dt if dt is not None else type(x).__name__)
 
 
 def jit(fn=None, *, target: str = "cpu", static_argnums=(), **compile_options):

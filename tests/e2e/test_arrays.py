@@ -117,10 +117,16 @@ def test_written_parameters_follows_views_calls_and_branches():
     }
     func.func private @get(%d: tensor<8xf32>) -> tensor<2xf32> {
       %r = tensor.extract_slice %d[0] [2] [1] : tensor<8xf32> to tensor<2xf32>
-      return %r : tensor<2xf32>
+      %z = tensor.empty() : tensor<2xf32>
+      %c = linalg.copy ins(%r : tensor<2xf32>) outs(%z : tensor<2xf32>) -> tensor<2xf32>
+      return %c : tensor<2xf32>
+    }
+    func.func private @same(%d: tensor<8xf32>) -> tensor<8xf32> {
+      return %d : tensor<8xf32>
     }
     func.func @main(%a: tensor<8xf32>, %b: tensor<2x4xf32>, %c: tensor<8xf32>, %d: tensor<2xf32>,
-                    %e: tensor<8xf32>, %p: i1, %f: tensor<8xf32>) -> (tensor<8xf32>, tensor<2xf32>, tensor<8xf32>) {
+                    %e: tensor<8xf32>, %p: i1, %f: tensor<8xf32>, %g: tensor<8xf32>)
+                    -> (tensor<8xf32>, tensor<2xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2xf32>) {
       %0 = tensor.empty() : tensor<8xf32>
       %1 = linalg.copy ins(%a : tensor<8xf32>) outs(%0 : tensor<8xf32>) -> tensor<8xf32>
       %2 = tensor.collapse_shape %b [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
@@ -137,12 +143,16 @@ def test_written_parameters_follows_views_calls_and_branches():
       %7 = scf.for %i = %c0 to %c1 step %c1 iter_args(%t = %f) -> tensor<8xf32> {
         scf.yield %t : tensor<8xf32>
       }
-      return %6, %4, %7 : tensor<8xf32>, tensor<2xf32>, tensor<8xf32>
+      %8 = func.call @same(%g) : (tensor<8xf32>) -> tensor<8xf32>
+      %9 = tensor.insert_slice %4 into %8[4] [2] [1] : tensor<2xf32> into tensor<8xf32>
+      %10 = tensor.insert_slice %d into %4[0] [2] [1] : tensor<2xf32> into tensor<2xf32>
+      return %6, %4, %7, %9, %10 : tensor<8xf32>, tensor<2xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2xf32>
     }"""
     # b: an init through a reshape; e: through scf.if into a callee's insert destination;
-    # f: a loop's initial value (loops are not followed).  a, c (inputs, a callee's read),
-    # d (what is inserted) and p (not a tensor) are read.
-    assert _lowered_main(text) == [1, 4, 6]
+    # f: a loop's initial value (loops are not followed); g: returned by a callee as it is, then
+    # an insert's destination.  a, c (inputs; a callee's read, whose result, a new tensor, is
+    # written), d (what is inserted) and p (not a tensor) are read.
+    assert _lowered_main(text) == [1, 4, 6, 7]
 
 
 def test_arrays_stay_on_the_device_through_a_jax_training_loop():

@@ -74,3 +74,21 @@ def test_a_heavy_matmul_runs_on_the_task_system(n):
     rng = np.random.default_rng(0)
     a, c = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
     np.testing.assert_allclose(xla.compile(comp, target="cpu")(a, c), a @ c, rtol=1e-3, atol=1e-3)
+
+
+def test_data_tiling_only_for_programs_with_a_large_contraction():
+    """IREE's data tiling (packing for its matmul micro-kernels) pays off for large
+    contractions only (xlair.compile.DATA_TILING_WORK): a program whose contractions are all
+    smaller, or that has none, is compiled without it, however large its element-wise ops; the
+    caller's flags still come last and win; targets without data tiling are left alone."""
+    from xlair.compile import DATA_TILING_WORK, program_flags
+    from xlair.targets import target
+    cpu, off = target("cpu"), "--iree-opt-data-tiling=false"
+    small = _comp(lambda b, x, y: O.add(O.dot(x, y), O.dot(x, y)), Shape(F32, (64, 784)), Shape(F32, (784, 256)))
+    big = _comp(lambda b, x, y: O.dot(x, y), Shape(F32, (1024, 1024)), Shape(F32, (1024, 1024)))
+    none = _comp(lambda b, x: O.tanh(x), Shape(F32, (4096, 4096)))
+    assert 64 * 256 * 784 < DATA_TILING_WORK <= 1024 ** 3
+    assert program_flags(small, cpu)[-1] == off and program_flags(none, cpu)[-1] == off
+    assert off not in program_flags(big, cpu)
+    assert program_flags(small, cpu, flags=["--iree-opt-data-tiling"])[-1] == "--iree-opt-data-tiling"
+    assert off not in program_flags(small, target("vulkan"))
