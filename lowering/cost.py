@@ -10,7 +10,8 @@ The unit is a multiply-add of a contraction: a DotGeneral costs its result's ele
 the contracted size, a convolution its result's elements times the kernel's window and input
 features; any other op costs ELEMENT_COST per element of its largest operand or result (an
 element-wise op does several instructions per element and moves its bytes, where a
-vectorised contraction does a multiply-add in a fraction of one).  Ops in loop bodies count
+vectorised contraction does a multiply-add in a fraction of one), a Sort that times log2 of
+the length it sorts along.  Ops in loop bodies count
 once: the driver's cost is per dispatch, not per program.
 """
 from __future__ import annotations
@@ -54,7 +55,16 @@ def op_work(op: ir.Operation) -> int:
               else default_conv_numbers(lhs.rank))
         return out * rhs.size // max(1, rhs.dims[dn.kernel_output_feature_dimension])
     sizes = [_elements(v.type) for v in list(op.operands) + list(op.results)]
-    return ELEMENT_COST * max(sizes, default=0)
+    work = ELEMENT_COST * max(sizes, default=0)
+    if name == "xla.sort" and op.operands:
+        # a sort passes over its elements about log2(n) times (lowering/sort.py splits a long
+        # row over the task system's workers): f32[1M] on local-sync took 8.7-12.8 ms, on
+        # local-task 4.7-5.2 (bench/NOTES.md section 16)
+        dims = Shape.from_mlir(op.operands[0].type).dims
+        k = int(ir.IntegerAttr(op.attributes["dimension"]).value) if "dimension" in op.attributes else len(dims) - 1
+        n = dims[k] if dims else 1
+        work *= max(1, math.ceil(math.log2(max(n, 1))))
+    return work
 
 
 def heaviest_work(module: ir.Module, ops: tuple | None = None) -> int:

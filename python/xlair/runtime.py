@@ -216,7 +216,7 @@ class Executable:
         hctx = self._hosts[replica]
         device = self._device
         with self._locks[replica]:
-            ctx = self._context(replica)
+            ctx = self._contexts.get(replica) or self._context(replica)
             hctx.run, hctx.error = run, None
             try:
                 ins = rt.VmVariantList(len(flat))
@@ -241,7 +241,7 @@ class Executable:
                         continue
                     r = _result_view(bv, lay) if lay is not None else None
                     results.append(r if r is not None else _from_device(device, bv, s, copy=False))
-                if not arrays:
+                if not arrays and len(results) > 1:
                     _unshare(results)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err, hctx.error = hctx.error, None

@@ -92,3 +92,14 @@ def test_data_tiling_only_for_programs_with_a_large_contraction():
     assert off not in program_flags(big, cpu)
     assert program_flags(small, cpu, flags=["--iree-opt-data-tiling"])[-1] == "--iree-opt-data-tiling"
     assert off not in program_flags(small, target("vulkan"))
+
+
+def test_work_of_a_sort_counts_its_passes():
+    """A Sort passes over its elements about log2(n) times: a long one runs on the task
+    system (lowering/sort.py splits a lone long row over its workers), a short one inline."""
+    def sort(n):
+        lt = xla.Builder("lt")
+        O.lt(lt.parameter(0, Shape(F32, ())), lt.parameter(1, Shape(F32, ())))
+        return _comp(lambda b, x: O.sort([x], lt.build(), 0), Shape(F32, (n,)))
+    assert _work(sort(1 << 20)) == ELEMENT_COST * (1 << 20) * 20 >= INLINE_WORK
+    assert _work(sort(1000)) == ELEMENT_COST * 1000 * 10 < INLINE_WORK
