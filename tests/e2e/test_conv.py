@@ -263,3 +263,33 @@ def test_conv_edge_shapes(covers, target):
     got = xla.compile(comp, target=target)(x, w, np.zeros((0, 4, 6), np.float32), np.ones((1, 1, 2), np.float32))
     np.testing.assert_allclose(got[0], x @ w.T, rtol=1e-5, atol=1e-6)
     assert got[1].shape == (0, 5, 6) and got[2].shape == (1, 1, 0)
+
+
+# a window at least as large as the output (JAX's weight gradients): a matmul over patches on
+# the CPU (lowering/contraction.py _conv_as_matmul)
+_PATCH_CASES = [
+    # lhs dims, rhs dims, dimension numbers, strides, padding, lhs dilation, rhs dilation
+    ((3, 12, 12, 5), (10, 10, 5, 4), NHWC, (1, 1), [(0, 0), (0, 0)], (1, 1), (1, 1)),
+    ((2, 11, 9, 3), (5, 4, 3, 6), NHWC, (1, 2), [(1, 0), (0, 2)], (1, 1), (2, 2)),
+    ((4, 20, 2), (9, 2, 3), NWC, (2,), [(1, 1)], (1,), (2,)),
+    ((1, 6, 6, 6, 2), (5, 5, 5, 2, 3), NDHWC, (1, 1, 1), [(0, 0)] * 3, (1, 1, 1), (1, 1, 1)),
+    # JAX's weight gradient of a 3x3 SAME conv over 8x10x10x4 -> 6: lhs is x with its batch as
+    # the contracted feature, rhs the output gradient, the 3x3 kernel the output
+    ((8, 10, 10, 4), (8, 10, 10, 6), CDN(3, 0, (1, 2), 0, 3, (1, 2), 2, 3, (0, 1)), (1, 1),
+     [(1, 1), (1, 1)], (1, 1), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_PATCH_CASES)))
+def test_conv_with_a_large_window_as_patches(covers, target, case):
+    from xlair.compile import lower
+    xs, ws, dn, st, pad, ld, rd = _PATCH_CASES[case]
+    covers.add(target, "xla.conv_general_dilated")
+    rng = np.random.default_rng(case)
+    x, w = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ws).astype(np.float32)
+    comp = comp_of(lambda b, px, pw: O.conv_general_dilated(px, pw, list(st), pad, list(ld), list(rd), dn),
+                   Shape(F32, xs), Shape(F32, ws), name=f"patches_{case}")
+    if target == "cpu":
+        text = str(lower(comp, 1, "cpu"))
+        assert "linalg.matmul" in text and "linalg.conv" not in text
+    run_and_compare(comp, x, w, target=target)
