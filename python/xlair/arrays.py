@@ -26,25 +26,21 @@ class Array:
     `np.asarray(a)`; `shape`, `dtype`, `ndim`, `size`, `nbytes` and `xla_shape` describe it
     without reading it."""
 
-    __slots__ = ("_bv", "_shape", "_device", "_target")
+    __slots__ = ("_bv", "_shape", "_device", "_target", "shape", "dtype")
 
     def __init__(self, bv, shape: Shape, device, target):
         self._bv = bv
         self._shape = shape
         self._device = device
         self._target = target
+        #: the dimensions (a tuple) and the numpy dtype: plain attributes, read on every call
+        #: that takes the array (xlair.jit's signature key)
+        self.shape = tuple(shape.dims)
+        self.dtype = layout(shape)[0]
 
     @property
     def xla_shape(self) -> Shape:
         return self._shape
-
-    @property
-    def shape(self) -> tuple:
-        return tuple(self._shape.dims)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._shape.dtype
 
     @property
     def ndim(self) -> int:
