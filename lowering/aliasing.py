@@ -9,13 +9,14 @@ must not be such destinations, so the runtime copies exactly those that are.
 
 `written_parameters(func)` follows each argument of the lowered function through the ops
 that pass it on as the same tensor (casts, reshapes, slices, barriers, the branches of an
-scf.if) and reports it written when it reaches anything else than a read it knows: the
-destination of a linalg or iree_linalg_ext op, of tensor.insert_slice or tensor.insert, the
-initial value of a loop, or any op not listed here.  A call of a function of the module is
-followed into the function; a call of a declared function is a host call, which reads its
-operands (python/xlair/host.py hands them to MPI's collectives as they are, and copies them
-for everything else).  Unknown means written: a missed
-read costs a copy, a missed write would corrupt the caller's array.
+scf.if, a function's return) and reports it written when it reaches anything else than a
+read it knows: the destination of a linalg or iree_linalg_ext op, of tensor.insert_slice or
+tensor.insert, the initial value of a loop, or any op not listed here.  A call of a function
+of the module is followed into the function (and on through the results that return the
+argument); a call of a declared function is a host call, which reads its operands
+(python/xlair/host.py hands them to MPI's collectives as they are and copies them for
+everything else).  Unknown means written: a missed read costs a copy, a missed write would
+corrupt the caller's array.
 """
 from __future__ import annotations
 
