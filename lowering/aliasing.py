@@ -20,6 +20,7 @@ corrupt the caller's array.
 """
 from __future__ import annotations
 
+from xlair.dialect.core import find_function
 from xlair.dialect.ir import ir
 from xlair.dialect.types import is_tensor
 
@@ -100,16 +101,8 @@ def _uses(value: ir.Value, depth: int = 0) -> tuple[bool, set]:
 def _callee(call: ir.Operation) -> ir.Operation | None:
     """The func.func with a body that a func.call calls, in the same module (None for a
     declaration: a host call)."""
-    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-    module = call.parent
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
-    if module is None:
-        return None
-    for op in module.regions[0].blocks[0].operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op.operation if len(op.regions[0].blocks) else None
-    return None
+    f = find_function(call, ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+    return f if f is not None and len(f.regions[0].blocks) else None
 
 
 def _inputs(op: ir.Operation) -> int:
