@@ -166,13 +166,15 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     chip = arch or cpu
     if check_limits and (not chip or chip == tgt.default_arch):
         check_supported(comp.module, tgt.name)
-    all_flags = program_flags(comp, tgt, chip, flags)
-    key = cache_key(comp, tgt, all_flags + ([] if counted else ["(counted=off)"])
+    # (the key holds the program, so the flags derived from it, program_flags, need not be in it:
+    # a cache hit is found without walking the program)
+    key = cache_key(comp, tgt, tgt.compile_flags(chip) + list(flags) + ([] if counted else ["(counted=off)"])
                     + ([] if device_loops else ["(loops=host)"]), replicas) if cache else None
     if key:
         hit = cache_get(key)
         if hit is not None:
             return hit
+    all_flags = program_flags(comp, tgt, chip, flags)
     module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops)
     with lock, context():
         device = tgt.device_target(chip)

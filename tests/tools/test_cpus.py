@@ -18,7 +18,7 @@ import xlair as xla
 from xlair import cpus
 from xlair import ops as O
 from xlair.artifacts import cache_put
-from xlair.compile import cache_key, compile_vmfb, program_flags
+from xlair.compile import cache_key, compile_vmfb
 from xlair.dialect.types import F32, Shape
 from xlair.targets import TARGETS
 from xlair.tools import run as xr
@@ -158,7 +158,7 @@ def test_missing_features_are_refused_in_every_path(tmp_path, capsys):
         xla.compile(comp, "cpu", cpu=chip)
     # a cache entry for `host` holding another CPU's code (a cache shared between machines)
     tgt = TARGETS["cpu"]
-    cache_put(cache_key(comp, tgt, program_flags(comp, tgt), 1), vmfb)
+    cache_put(cache_key(comp, tgt, tgt.compile_flags(), 1), vmfb)
     with pytest.raises(xla.XlaError, match=pattern):
         xla.compile(comp, "cpu")
     rc = xr.main([str(p), "[[1]]"])

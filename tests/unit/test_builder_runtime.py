@@ -8,7 +8,7 @@ import pytest
 import xlair as xla
 from xlair import F32, S32, U32, Shape
 from xlair import ops as O
-from xlair.compile import cache_dir, cache_get, cache_key, compile_vmfb, program_flags, target
+from xlair.compile import cache_dir, cache_get, cache_key, compile_vmfb, target
 
 
 def axpy():
@@ -126,7 +126,7 @@ def test_cache_hits_and_rebuilds_corrupt_entries(tmp_path, monkeypatch):
     comp = axpy()
     vmfb = compile_vmfb(comp)
     tgt = target("cpu")
-    key = cache_key(comp, tgt, program_flags(comp, tgt), 1)
+    key = cache_key(comp, tgt, tgt.compile_flags(), 1)
     assert cache_get(key) == vmfb
     entry = cache_dir() / f"{key}.vmfb"
     data = entry.read_bytes()
