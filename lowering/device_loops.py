@@ -33,9 +33,11 @@ those below (scalar arith/math, tensor slicing and reshaping, linalg.generic and
 iree_linalg_ext.gather and scatter of whole trailing slices, scf.if), and the body is small:
 at most MAX_WORK iteration points a trip (the code is scalar and single-threaded, where the
 host loop's dispatches are vectorized and parallel) and at most MAX_BYTES of tensors made a
-trip (a dispatch's temporaries live on its stack; IREE's CPU limit is 32 KB), and its
+trip (a dispatch's temporaries live on its stack: IREE's CPU codegen allows 32 KB unless the
+module asks for more, which it does above DEFAULT_STACK_BYTES, see STACK_ATTR), and its
 dispatch binds at most MAX_BINDINGS buffers.  Loops inside a loop that qualifies go with it;
-of a loop that does not, the loops in its body are tried.
+of a loop that does not, the loops in its body are tried.  A function's whole body is tried
+as one dispatch (_device_block) before its loops are tried one by one.
 
 Calls in a loop to the module's functions are inlined first (JAX calls jnp.where,
 floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the
@@ -55,9 +57,17 @@ from .registry import Anchor, defining_op, empty, generic, index, inline_body, r
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
-#: bytes of the tensors one trip creates, the two copies of the state included (IREE's CPU
-#: stack limit is 32 KB: lstm_scan with a 60 KB bound asked for 52,992 bytes)
-MAX_BYTES = 28672
+#: bytes of the tensors one trip creates, the two copies of the state included: they live on
+#: the dispatch's stack, and the bound is above what IREE allocates there (lstm_scan with a
+#: 60 KB bound asked for 52,992 bytes)
+MAX_BYTES = 57344
+#: Up to this bound, the stack IREE's CPU codegen allows by default (32 KB) holds them; above,
+#: the module asks for STACK_LIMIT bytes (the STACK_ATTR attribute: xlair.compile turns it into
+#: `--iree-llvmcpu-stack-allocation-limit`).  IREE's task workers run dispatches on 128 KB
+#: stacks (its `--task_worker_stack_size` default), local-sync on the calling thread's.
+DEFAULT_STACK_BYTES = 28672
+STACK_LIMIT = 65536
+STACK_ATTR = "xlair.dispatch_stack"
 
 #: ops kept as they are (on tensors or scalars): IREE's dispatch codegen takes them
 _KEPT = {"tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice", "tensor.from_elements",
@@ -270,9 +280,25 @@ def _qualifies(loop: ir.Operation) -> bool:
     per_trip = _region_work(loop, once=True)
     if per_trip is None:
         return False
-    made = _made_bytes(loop) + 2 * sum(_bytes(a.type) for a in _copied_state(loop)[0])
-    return per_trip <= MAX_WORK and made <= MAX_BYTES and _captures_static(loop) and \
+    return per_trip <= MAX_WORK and _trip_bytes(loop) <= MAX_BYTES and _captures_static(loop) and \
         _bindings(loop) <= MAX_BINDINGS
+
+
+def _trip_bytes(loop: ir.Operation) -> int:
+    """The bound on the stack a trip of the loop takes as a dispatch: the tensors it makes and
+    two copies of its state."""
+    return _made_bytes(loop) + 2 * sum(_bytes(a.type) for a in _copied_state(loop)[0])
+
+
+def _ask_for_stack(loop: ir.Operation) -> None:
+    """The module asks for STACK_LIMIT bytes of stack when the loop may need more than IREE's
+    default gives."""
+    if _trip_bytes(loop) <= DEFAULT_STACK_BYTES:
+        return
+    module = loop.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    module.attributes[STACK_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), STACK_LIMIT)
 
 
 def _bindings(loop: ir.Operation) -> int:
@@ -863,6 +889,7 @@ def _slice(o: ir.Operation, ops, types) -> ir.Value:
 
 
 def _move(loop: ir.Operation) -> None:
+    _ask_for_stack(loop)
     _local_empties(loop)
     inner = [o for o in _nested(loop)
              if o.name in ("scf.for", "scf.while") and any(is_tensor(r.type) for r in o.results)]
@@ -924,8 +951,12 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     ~0.35 us on the CPU driver, more than its work (lax.associative_scan of 33 elements: 45
     dispatches, 16 us)."""
     block = func.regions[0].blocks[0]
+    ret = list(block.operations)[-1].operation
+    if ret.name != "func.return":
+        return
+    _inline_calls(func, funcs)
     ops = [o.operation for o in block.operations]
-    ret, body = ops[-1], [o for o in ops[:-1] if o.name != "arith.constant"]
+    body = [o for o in ops[:-1] if o.name != "arith.constant"]
     outs = list(ret.operands)
     if ret.name != "func.return" or not outs or not all(is_tensor(v.type) and _static(v.type) for v in outs) \
             or sum(1 for o in body for x in [o] + _nested(o) if _dispatches(x)) < MIN_BLOCK_OPS \
@@ -965,10 +996,14 @@ def device_loops(module: ir.Module) -> None:
     qualifying function body (_device_block)."""
     funcs = {ir.StringAttr(f.operation.attributes["sym_name"]).value: f.operation for f in module.body.operations
              if f.operation.name == "func.func"}
+    # a function run whole as one dispatch takes its loops with it (each loop moved on its own
+    # first, jax.random's threefry loops made 7 regions in the body and kept it from being one:
+    # 73 dispatches); the body of @main first, while the functions it calls are as they were
+    order = sorted(funcs, key=lambda name: name != "main")
+    for name in order:
+        if len(funcs[name].regions[0].blocks) == 1:
+            _device_block(funcs[name], funcs)
     for f in funcs.values():
         if len(f.regions[0].blocks):
             _visit(f.regions[0].blocks[0], funcs)
-    for f in funcs.values():
-        if len(f.regions[0].blocks) == 1:
-            _device_block(f, funcs)
     module.operation.verify()

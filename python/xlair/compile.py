@@ -11,6 +11,7 @@ from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.aliasing import written_parameters
 from xlair.lowering.cost import CONTRACTIONS, heaviest_work
+from xlair.lowering.device_loops import STACK_ATTR
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
 from . import cpus
@@ -177,6 +178,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     all_flags = program_flags(comp, tgt, chip, flags)
     module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops)
     with lock, context():
+        stack = _stack_flags(module)
         device = tgt.device_target(chip)
         if device is not None:          # one of xlair's own chip descriptions (see targets.py)
             module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
@@ -185,7 +187,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if on_device and tgt.backend == "llvm-cpu":
         # loops moved onto the device are scalar loops: LLVM's loop vectorizer, which IREE
         # leaves off (it vectorizes linalg itself), vectorizes them
-        all_flags = all_flags + ["--iree-llvmcpu-loop-vectorization"]
+        all_flags = all_flags + ["--iree-llvmcpu-loop-vectorization"] + stack
     input_key = iree_input_key(text, tgt, all_flags) if key else None
     vmfb = cache_get(input_key) if input_key else None
     if vmfb is None:
@@ -203,6 +205,17 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if key:
         cache_put(key, vmfb)
     return vmfb
+
+
+def _stack_flags(module: ir.Module) -> list[str]:
+    """IREE's flag for the stack the module's device loops ask for (lowering/device_loops.py
+    STACK_ATTR, taken off the module), or none."""
+    attrs = module.operation.attributes
+    if STACK_ATTR not in attrs:
+        return []
+    limit = ir.IntegerAttr(attrs[STACK_ATTR]).value
+    del attrs[STACK_ATTR]
+    return [f"--iree-llvmcpu-stack-allocation-limit={limit}"]
 
 
 #: Data tiling (IREE packs a contraction's operands into tiles for its micro-kernels) only for

@@ -314,3 +314,23 @@ def test_device_loops_pass_in_a_pipeline():
     assert "flow.dispatch.region" not in str(module)
     pipeline.run(module, "xla-device-loops")
     assert "flow.dispatch.region" in str(module)
+
+
+def test_jax_random_runs_as_one_dispatch_with_its_loops(iree_takes_it):
+    """jax.random's program (threefry's loops, six calls): its loops moved one by one made 7
+    dispatch regions in @main and 73 dispatches in all, which kept the body from being one.
+    The body is tried as one first, with its calls inlined and its loops in it: one region,
+    whose temporaries (a 31 KB bound) are more than IREE's default 32 KB stack limit holds by
+    xlair's bound, so the module asks for STACK_LIMIT.  The bits are jax.jit's."""
+    from xlair.lowering.device_loops import STACK_ATTR, STACK_LIMIT
+    fn, args = _model("random_sampling")
+    text = str(lower(xla.from_jax(fn, *args), 1, "cpu"))
+    main = text[text.index("func.func @main"):]
+    main = main[:main.index("\n  func.func") if "\n  func.func" in main else len(main)]
+    assert len(re.findall(r"= flow\.dispatch\.region", main)) == 1
+    assert "func.call" not in main
+    assert f"{STACK_ATTR} = {STACK_LIMIT}" in text
+    got = jax.tree_util.tree_leaves(xla.jit(fn, cache=False)(*args))
+    want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
