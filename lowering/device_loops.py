@@ -35,7 +35,8 @@ at most MAX_WORK iteration points a trip (the code is scalar and single-threaded
 host loop's dispatches are vectorized and parallel) and at most MAX_BYTES of tensors made a
 trip (a dispatch's temporaries live on its stack: IREE's CPU codegen allows 32 KB unless the
 module asks for more, which it does above DEFAULT_STACK_BYTES, see STACK_ATTR), and its
-dispatch binds at most MAX_BINDINGS buffers.  Loops inside a loop that qualifies go with it;
+dispatch binds at most MAX_BINDINGS buffers (over that, the tensors it reads from outside are
+packed into one buffer per element type: _pack_reads).  Loops inside a loop that qualifies go with it;
 of a loop that does not, the loops in its body are tried.  A function's whole body is tried
 as one dispatch (_device_block) before its loops are tried one by one.
 
@@ -53,7 +54,8 @@ from xlair.dialect.ir import arith, ir, scf, tensor
 from xlair.dialect.types import is_tensor
 
 from .bindings import MAX_BINDINGS, element_wise
-from .registry import Anchor, defining_op, empty, generic, index, inline_body, reshape, splice_region
+from .registry import (Anchor, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice, reshape,
+                       splice_region)
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
@@ -301,15 +303,66 @@ def _ask_for_stack(loop: ir.Operation) -> None:
     module.attributes[STACK_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), STACK_LIMIT)
 
 
+def _reads(op: ir.Operation) -> list[ir.Value]:
+    """The tensors `op` reads from outside itself, each once (constants aside: IREE puts them
+    in the dispatch)."""
+    out: list[ir.Value] = []
+    for o in [op] + _nested(op):
+        for v in o.operands:
+            if is_tensor(v.type) and not _within(v, op) and getattr(defining_op(v), "name", None) != "arith.constant" \
+                    and not any(v == w for w in out):
+                out.append(v)
+    return out
+
+
+def _element_type(v: ir.Value) -> str:
+    return str(ir.RankedTensorType(v.type).element_type)
+
+
 def _bindings(loop: ir.Operation) -> int:
     """The buffers the loop's dispatch would bind, at most: the tensors it reads from outside
-    (constants aside: IREE puts them in the dispatch) and its results.  (More than IREE's
-    MAX_BINDINGS failed when the module was loaded: "binding count 33 > 32; while invoking
-    native function hal.command_buffer.dispatch".)"""
-    outside = {v for o in [loop] + _nested(loop) for v in o.operands
-               if is_tensor(v.type) and not _within(v, loop)
-               and getattr(defining_op(v), "name", None) != "arith.constant"}
-    return len(outside) + len(loop.results)
+    and its results; over MAX_BINDINGS, the reads are packed into one buffer per element type
+    (_pack_reads).  (More than IREE's MAX_BINDINGS failed when the module was loaded: "binding
+    count 33 > 32; while invoking native function hal.command_buffer.dispatch".)"""
+    reads = _reads(loop)
+    if len(reads) + len(loop.results) <= MAX_BINDINGS:
+        return len(reads) + len(loop.results)
+    return len({_element_type(v) for v in reads}) + len(loop.results)
+
+
+def _pack_reads(region: ir.Operation) -> None:
+    """A dispatch region that would bind more than MAX_BINDINGS buffers reads one buffer per
+    element type instead: the tensors it reads from outside, flattened and laid end to end
+    before the region (a copy of each, a call), sliced and reshaped back at its top."""
+    reads = _reads(region)
+    if len(reads) + len(region.results) <= MAX_BINDINGS:
+        return
+    block = region.regions[0].blocks[0]
+    inside = [o for o in _nested(region)]
+    groups: dict[str, list[ir.Value]] = {}
+    for v in reads:
+        groups.setdefault(_element_type(v), []).append(v)
+    for values in groups.values():
+        if len(values) < 2:
+            continue
+        sizes = [_elements(v.type) for v in values]
+        et = ir.RankedTensorType(values[0].type).element_type
+        with ir.InsertionPoint(region), region.location:
+            packed = empty(ir.RankedTensorType.get([sum(sizes)], et))
+            for v, offset in zip(values, _offsets(sizes)):
+                packed = insert_slice(reshape(v, [_elements(v.type)]), packed, [offset])
+        with ir.InsertionPoint.at_block_begin(block), region.location:
+            unpacked = [reshape(extract_slice(packed, [offset], [n]), list(ir.RankedTensorType(v.type).shape))
+                        for v, n, offset in zip(values, sizes, _offsets(sizes))]
+        for o in inside:
+            for k, w in enumerate(o.operands):
+                for v, u in zip(values, unpacked):
+                    if w == v:
+                        o.operands[k] = u
+
+
+def _offsets(sizes: list[int]) -> list[int]:
+    return [sum(sizes[:k]) for k in range(len(sizes))]
 
 
 def _captures_static(loop: ir.Operation) -> bool:
@@ -684,7 +737,7 @@ def _in_place(arg: ir.Value, terminator: ir.Operation, k: int) -> bool:
         and after[0].operand_number == k
 
 
-def _dispatch(loop: ir.Operation, in_place: list[int]) -> None:
+def _dispatch(loop: ir.Operation, in_place: list[int]) -> ir.Operation:
     """The loop moved into a flow.dispatch.region.  The initial value of each state argument
     updated in place (numbers `in_place`) is first copied into a tensor made in the region:
     given the value from outside, a read-only input of the dispatch, IREE's bufferization gave
@@ -712,6 +765,7 @@ def _dispatch(loop: ir.Operation, in_place: list[int]) -> None:
         if d is not None and d.name == "tensor.empty" and not _within(v, region):
             with ir.InsertionPoint(loop), loop.location:
                 loop.operands[k] = empty(v.type)
+    return region
 
 
 def _i8(t: ir.Type) -> ir.Type | None:
@@ -901,7 +955,7 @@ def _move(loop: ir.Operation) -> None:
     _own_state(loop, True)
     _squeeze_units(loop)
     _widen_i1(loop)
-    _dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)])
+    _pack_reads(_dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)]))
 
 
 def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
