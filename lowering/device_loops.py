@@ -71,6 +71,9 @@ DEFAULT_STACK_BYTES = 28672
 STACK_LIMIT = 65536
 STACK_ATTR = "xlair.dispatch_stack"
 
+#: calls inlined into one loop or function body, at most
+MAX_INLINED = 4096
+
 #: ops kept as they are (on tensors or scalars): IREE's dispatch codegen takes them
 _KEPT = {"tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice", "tensor.from_elements",
          "tensor.empty", "tensor.splat", "scf.yield", "scf.if", "util.optimization_barrier"}
@@ -338,7 +341,7 @@ def _pack_reads(region: ir.Operation) -> None:
     if len(reads) + len(region.results) <= MAX_BINDINGS:
         return
     block = region.regions[0].blocks[0]
-    inside = [o for o in _nested(region)]
+    inside = _nested(region)
     groups: dict[str, list[ir.Value]] = {}
     for v in reads:
         groups.setdefault(_element_type(v), []).append(v)
@@ -961,11 +964,12 @@ def _move(loop: ir.Operation) -> None:
 def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
     """Calls in the loop to functions of the module, replaced by a copy of their bodies (JAX
     calls its library functions, jnp.where, floor_divide, remainder, from several places; IREE
-    inlines them all anyway)."""
+    inlines them all anyway).  At most MAX_INLINED calls, so that functions calling each other
+    end: calls left make the loop stay as it is."""
     def callee(o):
         f = funcs.get(ir.FlatSymbolRefAttr(o.attributes["callee"]).value) if o.name == "func.call" else None
         return f if f is not None and len(f.regions[0].blocks) == 1 else None
-    while True:
+    for _ in range(MAX_INLINED):
         call = next((o for o in _nested(loop) if callee(o) is not None), None)
         if call is None:
             return
