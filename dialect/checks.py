@@ -32,6 +32,7 @@ IR_CONSTRAINTS = {
     "ir:computation": "a computation region is one block ending in `xla.return` of one value",
     "ir:return": "`xla.return` ends the computation region of an xla op",
     "ir:callee": "a callee symbol names a function of the module",
+    "ir:recursion": "no function calls itself, directly or through others (XLA computations do not recurse)",
     "ir:result": "the declared result type is the one the op's shape rule infers",
 }
 

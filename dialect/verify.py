@@ -110,6 +110,51 @@ def verify(module_or_op) -> None:
         top.walk(visit)
         if errors:
             raise errors[0]
+        if top.name == "builtin.module":
+            _check_no_recursion(top)
+
+
+def _check_no_recursion(module: ir.Operation) -> None:
+    """No cycle among the module's functions through the symbols their ops name (func.call's
+    callee, an xla op's callee): IREE 3.13's iree-compile ran without end on a function calling
+    itself."""
+    funcs = {ir.StringAttr(o.attributes["sym_name"]).value: o for o in module.regions[0].blocks[0].operations
+             if o.operation.name == "func.func"}
+    calls: dict[str, list[str]] = {}
+    for name, f in funcs.items():
+        out: list[str] = []
+
+        def visit(op, out=out):
+            attrs = op.operation.attributes
+            for k in range(len(attrs)):
+                a = attrs[k].attr
+                if isinstance(a, ir.FlatSymbolRefAttr) and a.value in funcs:
+                    out.append(a.value)
+            return ir.WalkResult.ADVANCE
+        for region in f.operation.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    o.operation.walk(visit)
+        calls[name] = out
+    done: set[str] = set()
+    for root in funcs:
+        if root in done:
+            continue
+        path, on_path, stack = [root], {root}, [iter(calls[root])]     # depth-first, without recursion
+        while stack:
+            callee = next(stack[-1], None)
+            if callee is None:
+                stack.pop()
+                done.add(path[-1])
+                on_path.discard(path.pop())
+            elif callee in on_path:
+                cycle = path[path.index(callee):] + [callee]
+                raise _error(f"function @{callee} calls itself (" + " -> ".join(f"@{n}" for n in cycle)
+                             + "); XLA computations do not recurse", "ir:recursion")
+            elif callee not in done:
+                path.append(callee)
+                on_path.add(callee)
+                stack.append(iter(calls[callee]))
 
 
 def _diag(e: ir.MLIRError) -> str:

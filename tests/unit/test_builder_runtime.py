@@ -86,6 +86,41 @@ def test_from_text_verifies():
         xla.Computation.from_text("func.func @main( {")
 
 
+def test_recursive_module_is_rejected_before_iree():
+    """A function calling itself, directly or through another (func.call or xla.call): IREE
+    3.13's iree-compile ran without end on it (the compile waited on the child for ever), so
+    the module is refused when it is loaded."""
+    f32 = "tensor<4xf32>"
+    direct = f"""module {{
+      func.func @main(%a: {f32}) -> {f32} {{
+        %0 = func.call @f(%a) : ({f32}) -> {f32}
+        return %0 : {f32}
+      }}
+      func.func private @f(%a: {f32}) -> {f32} {{
+        %0 = func.call @f(%a) : ({f32}) -> {f32}
+        return %0 : {f32}
+      }}
+    }}"""
+    with pytest.raises(xla.XlaError, match=r"function @f calls itself \(@f -> @f\); XLA computations do not recurse \[ir:recursion\]"):
+        xla.Computation.from_text(direct)
+    through = f"""module {{
+      func.func @main(%a: {f32}) -> {f32} {{
+        %0 = "xla.call"(%a) {{computation = @g}} : ({f32}) -> {f32}
+        return %0 : {f32}
+      }}
+      func.func private @g(%a: {f32}) -> {f32} {{
+        %0 = func.call @h(%a) : ({f32}) -> {f32}
+        return %0 : {f32}
+      }}
+      func.func private @h(%a: {f32}) -> {f32} {{
+        %0 = "xla.call"(%a) {{computation = @g}} : ({f32}) -> {f32}
+        return %0 : {f32}
+      }}
+    }}"""
+    with pytest.raises(xla.XlaError, match=r"function @g calls itself \(@g -> @h -> @g\)"):
+        xla.Computation.from_text(through)
+
+
 def test_numpy_dtypes_accepted_as_element_types():
     assert Shape(np.float32, (2,)) == Shape(F32, (2,))
     b = xla.Builder("dt")
