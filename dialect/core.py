@@ -241,12 +241,24 @@ def all_ops() -> list[OpDef]:
     return sorted(REGISTRY.values(), key=lambda d: d.name)
 
 
-def find_function(op: ir.Operation, name: str) -> ir.Operation | None:
-    """The func.func named `name` in the module enclosing `op`."""
+def enclosing_module(op: ir.Operation) -> ir.Operation | None:
+    """The builtin.module at the top of `op`'s parents (None when `op` is not in one)."""
     top = op
     while top.parent is not None:
         top = top.parent
-    if top.name != "builtin.module":
+    return top if top.name == "builtin.module" else None
+
+
+def functions(module) -> dict[str, ir.Operation]:
+    """The func.func ops of a module (an ir.Module or its builtin.module op), by name."""
+    return {ir.StringAttr(f.attributes["sym_name"]).value: f.operation
+            for f in module.operation.regions[0].blocks[0].operations if f.operation.name == "func.func"}
+
+
+def find_function(op: ir.Operation, name: str) -> ir.Operation | None:
+    """The func.func named `name` in the module enclosing `op`."""
+    top = enclosing_module(op)
+    if top is None:
         return None
     for f in top.regions[0].blocks[0].operations:
         f = f.operation

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .checks import XlaError, cite
-from .core import RETURN, Sig, find_function, function_sig, location_str, lookup
+from .core import RETURN, Sig, find_function, function_sig, functions, location_str, lookup
 from .ir import ir, lock
 from .types import Shape
 
@@ -118,8 +118,7 @@ def _check_no_recursion(module: ir.Operation) -> None:
     """No cycle among the module's functions through the symbols their ops name (func.call's
     callee, an xla op's callee): IREE 3.13's iree-compile ran without end on a function calling
     itself."""
-    funcs = {ir.StringAttr(o.attributes["sym_name"]).value: o for o in module.regions[0].blocks[0].operations
-             if o.operation.name == "func.func"}
+    funcs = functions(module)
     calls: dict[str, list[str]] = {}
     for name, f in funcs.items():
         out: list[str] = []
@@ -131,7 +130,7 @@ def _check_no_recursion(module: ir.Operation) -> None:
                 if isinstance(a, ir.FlatSymbolRefAttr) and a.value in funcs:
                     out.append(a.value)
             return ir.WalkResult.ADVANCE
-        for region in f.operation.regions:
+        for region in f.regions:
             for block in region.blocks:
                 for o in block.operations:
                     o.operation.walk(visit)

@@ -50,6 +50,7 @@ program again with `loops=host`.
 """
 from __future__ import annotations
 
+from xlair.dialect.core import enclosing_module, functions
 from xlair.dialect.ir import arith, ir, scf, tensor
 from xlair.dialect.types import is_tensor
 
@@ -300,10 +301,7 @@ def _ask_for_stack(loop: ir.Operation) -> None:
     default gives."""
     if _trip_bytes(loop) <= DEFAULT_STACK_BYTES:
         return
-    module = loop.parent
-    while module.name != "builtin.module":
-        module = module.parent
-    module.attributes[STACK_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), STACK_LIMIT)
+    enclosing_module(loop).attributes[STACK_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), STACK_LIMIT)
 
 
 def _reads(op: ir.Operation) -> list[ir.Value]:
@@ -1016,7 +1014,7 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     ops = [o.operation for o in block.operations]
     body = [o for o in ops[:-1] if o.name != "arith.constant"]
     outs = list(ret.operands)
-    if ret.name != "func.return" or not outs or not all(is_tensor(v.type) and _static(v.type) for v in outs) \
+    if not outs or not all(is_tensor(v.type) and _static(v.type) for v in outs) \
             or sum(1 for o in body for x in [o] + _nested(o) if _dispatches(x)) < MIN_BLOCK_OPS \
             or any(o.name == "flow.dispatch.region" for o in body) or any(_work(o) is None for o in body):
         return
@@ -1052,8 +1050,7 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
 def device_loops(module: ir.Module) -> None:
     """Every qualifying loop of the module's functions as one dispatch region, and every
     qualifying function body (_device_block)."""
-    funcs = {ir.StringAttr(f.operation.attributes["sym_name"]).value: f.operation for f in module.body.operations
-             if f.operation.name == "func.func"}
+    funcs = functions(module)
     # a function run whole as one dispatch takes its loops with it (each loop moved on its own
     # first, jax.random's threefry loops made 7 regions in the body and kept it from being one:
     # 73 dispatches); the body of @main first, while the functions it calls are as they were

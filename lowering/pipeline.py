@@ -31,7 +31,7 @@ import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
-from xlair.dialect.core import all_ops, find_function, location_str, lookup
+from xlair.dialect.core import all_ops, find_function, functions, location_str, lookup
 from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
@@ -164,7 +164,7 @@ def inline_single_calls(module: ir.Module) -> None:
     by_name: dict = {}
     for name, op, attr in refs:
         by_name.setdefault(name, []).append((op, attr))
-    funcs = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in _funcs(module)}
+    funcs = functions(module)
     for name, uses in by_name.items():
         f = funcs.get(name)
         if f is None or len(uses) != 1 or uses[0][1] != "computation" or uses[0][0].name != "xla.call":
