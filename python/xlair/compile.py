@@ -26,12 +26,14 @@ from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported
 # ----------------------------------------------------------------------------------------
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
                    needs: cpus.Needs | None = None, work: int | None = None,
-                   written: list[int] | None = None) -> str:
+                   written: list[int] | None = None, stack: int | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
     `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
     `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
     driver by it), `written` the argument leaves IREE may update in place (lowering/aliasing.py;
-    the runtime copies those of device-resident arrays)."""
+    the runtime copies those of device-resident arrays), `stack` the bytes of stack its CPU
+    dispatches ask for when more than IREE's default (lowering/device_loops.py stack_limit: run
+    on local-task, the workers' stacks must hold it)."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -43,6 +45,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["work"] = work
     if written is not None:
         d["written"] = written
+    if stack is not None:
+        d["stack"] = stack
     return json.dumps(d)
 
 
@@ -66,8 +70,10 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         written = written_parameters(main)
         if len(main.regions[0].blocks[0].arguments) != sum(len(p.leaves()) for p in comp.program_shape.params):
             written = None          # arguments are not the parameters' leaves one for one: say nothing
+        attrs = module.operation.attributes
+        stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None
         main.attributes["iree.reflection"] = ir.DictAttr.get(
-            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written))})
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written, stack))})
         return module
 
 

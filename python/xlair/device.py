@@ -42,8 +42,19 @@ def config(driver: str):
 CPU_ALLOCATOR = "caching:*=*;1gib;64"
 
 
+#: The stack of IREE's task workers (its `--task_worker_stack_size`; 128 KB by default), set
+#: before the first local-task device is made: the dispatches of a device loop may ask for up to
+#: lowering/device_loops.py MAX_STACK (an artifact's signature says how much: "stack").  A
+#: dispatch that takes more than its worker's stack is a segmentation fault of the process
+#: (measured: the GRU scan gradient's 100 KB on 64 KB stacks).  local-sync runs dispatches on
+#: the calling thread's stack.
+WORKER_STACK = 1 << 20
+
+
 def _make_config(driver: str):
     rt = iree_runtime()
+    if driver == "local-task":
+        rt.flags.parse_flags(f"--task_worker_stack_size={WORKER_STACK}")
     if driver in ("local-task", "local-sync"):
         return rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
     return rt.Config(driver)

@@ -15,7 +15,7 @@ from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
 from .arrays import Array
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
-from .device import result_view as _result_view, wire as _wire
+from .device import WORKER_STACK, result_view as _result_view, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
 from .targets import artifact_target, target as find_target
 from .values import check_args, flatten, parse_shape, unflatten
@@ -41,6 +41,15 @@ def _runs_inline(sig: dict, params, result) -> bool:
         return False
     total = sum(_layout(s)[2] for p in list(params) + [result] for s in p.leaves())
     return total <= INLINE_BYTES
+
+
+def _check_stack(sig: dict, name: str) -> None:
+    """A CPU artifact whose dispatches ask for more stack than xlair's task workers have would
+    overflow them (a segmentation fault): refused when loaded."""
+    stack = sig.get("stack")
+    if stack is not None and not (isinstance(stack, int) and 0 < stack < WORKER_STACK):
+        raise XlaError(f"the artifact {name!r}: its signature's \"stack\" must be a number of bytes below the "
+                       f"{WORKER_STACK} bytes of xlair's CPU worker stacks (device.WORKER_STACK); got {stack!r}")
 
 
 def _signature_from_vm(vm_module) -> dict:
@@ -75,6 +84,7 @@ class Executable:
             self.replicas = int(sig.get("replicas", 1))
             if self.target.backend == "llvm-cpu":  # before IREE loads code this CPU cannot run
                 cpus.check_runnable(self._vmfb, sig.get("cpu"), f"the artifact {self.name!r}")
+                _check_stack(sig, self.name)
             self.driver = self.target.driver
             #: the CPU drivers work in host memory: results are viewed, host calls share buffers
             self._host_memory = self.target.backend == "llvm-cpu"
