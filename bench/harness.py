@@ -36,13 +36,22 @@ def jax_available() -> bool:
         return False
 
 
-def xla_cpu(fn: Callable, *args):
-    """A jax.jit-compiled callable on the CPU that blocks until its result is ready, or None."""
+def xla_cpu(fn: Callable, *args, numpy_io: bool = False):
+    """A jax.jit-compiled callable on the CPU that blocks until its result is ready, or None.
+    By default its arguments are placed on the device first (jax.device_put) and its results
+    stay there; with `numpy_io`, it takes the numpy arrays and returns numpy arrays
+    (np.asarray of every output leaf, which waits for the result), as xlair's `__call__` does."""
     if not jax_available():
         return None
     import jax
     jax.config.update("jax_enable_x64", True)
     jf = jax.jit(fn, backend="cpu")
+    if numpy_io:
+        leaves = jax.tree_util.tree_leaves
+
+        def run_numpy():
+            return [np.asarray(o) for o in leaves(jf(*args))]
+        return run_numpy
     dev_args = [jax.device_put(a) for a in args]
 
     def run():
