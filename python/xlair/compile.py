@@ -17,8 +17,10 @@ from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 from . import cpus
 from .artifacts import cache_dir, cache_get, cache_put, iree_version, is_sealed, seal  # noqa: F401
 from .computation import Computation
+from .device import IMPORT_BYTES, layout
 from .runtime import Executable
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
+from .targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT
 
 
 # ----------------------------------------------------------------------------------------
@@ -26,14 +28,17 @@ from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported
 # ----------------------------------------------------------------------------------------
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
                    needs: cpus.Needs | None = None, work: int | None = None,
-                   written: list[int] | None = None, stack: int | None = None) -> str:
+                   written: list[int] | None = None, stack: int | None = None,
+                   align: int | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
     `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
     `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
     driver by it), `written` the argument leaves IREE may update in place (lowering/aliasing.py;
     the runtime copies those of device-resident arrays), `stack` the bytes of stack its CPU
     dispatches ask for when more than IREE's default (lowering/device_loops.py stack_limit: run
-    on local-task, the workers' stacks must hold it)."""
+    on local-task, the workers' stacks must hold it), `align` the alignment (bytes) the CPU code
+    assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT: the runtime passes arrays aligned so
+    without a copy)."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -47,15 +52,18 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["written"] = written
     if stack is not None:
         d["stack"] = stack
+    if align is not None:
+        d["align"] = align
     return json.dumps(d)
 
 
 def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
-          needs: cpus.Needs | None = None, counted: bool = True, device_loops: bool = True) -> ir.Module:
+          needs: cpus.Needs | None = None, counted: bool = True, device_loops: bool = True,
+          align: int | None = None) -> ir.Module:
     """A copy of the computation's module lowered to linalg (what IREE is given).  With a
     target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
     picks what that target computes well (lowering/elementwise.py widens some F32 functions to
-    F64 on the CPU only).  `needs` goes into the signature (see signature_json)."""
+    F64 on the CPU only).  `needs` and `align` go into the signature (see signature_json)."""
     with lock, context():
         module = ir.Module.parse(comp.to_text(debug_info=True))
         work = heaviest_work(module)
@@ -73,7 +81,8 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         attrs = module.operation.attributes
         stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None
         main.attributes["iree.reflection"] = ir.DictAttr.get(
-            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written, stack))})
+            {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written, stack,
+                                                                align))})
         return module
 
 
@@ -110,6 +119,16 @@ def _source_hash() -> str:
 def needs_of(tgt: Target, flags: list[str]) -> cpus.Needs | None:
     """What the code compiled with these flags needs of a CPU (None for device targets)."""
     return cpus.resolve(tuple(flags)) if tgt.backend == "llvm-cpu" else None
+
+
+def alignment_of(tgt: Target, flags: list[str]) -> int | None:
+    """The alignment (bytes) the CPU code compiled with these flags assumes of its buffers,
+    when the flags set one (the last of them: IREE's default, 64, otherwise); None for device
+    targets."""
+    if tgt.backend != "llvm-cpu":
+        return None
+    values = [f.split("=", 1)[1] for f in flags if f.startswith(ALIGNMENT_FLAG + "=")]
+    return int(values[-1]) if values and values[-1].isdigit() else None
 
 
 def _content_hash(tgt: Target, flags: list[str], *parts: str) -> str:
@@ -182,7 +201,8 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         if hit is not None:
             return hit
     all_flags = program_flags(comp, tgt, chip, flags)
-    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops)
+    module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops,
+                   alignment_of(tgt, all_flags))
     with lock, context():
         stack = _stack_flags(module)
         device = tgt.device_target(chip)
@@ -235,13 +255,18 @@ DATA_TILING_WORK = 1 << 25
 
 def program_flags(comp: Computation, tgt: Target, chip: str | None = None, flags=()) -> list[str]:
     """The IREE flags a program is compiled with: the target's, data tiling turned off for a
-    program of small contractions on a target whose flags turn it on, then the caller's."""
+    program of small contractions on a target whose flags turn it on, CPU code that assumes
+    CPU_BUFFER_ALIGNMENT of its buffers for a program with a parameter large enough to be
+    passed without a copy (device.IMPORT_BYTES), then the caller's."""
     own = tgt.compile_flags(chip)
     if "--iree-opt-data-tiling" in own:
         with lock, context():
             work = heaviest_work(comp.module, CONTRACTIONS)
         if work < DATA_TILING_WORK:
             own = own + ["--iree-opt-data-tiling=false"]
+    if tgt.backend == "llvm-cpu" and not any(f.startswith(ALIGNMENT_FLAG + "=") for f in flags) and \
+            any(layout(s)[2] >= IMPORT_BYTES for p in comp.program_shape.params for s in p.leaves()):
+        own = own + [f"{ALIGNMENT_FLAG}={CPU_BUFFER_ALIGNMENT}"]
     return own + list(flags)
 
 

@@ -15,7 +15,7 @@ from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
 from .arrays import Array
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
-from .device import WORKER_STACK, result_view as _result_view, wire as _wire
+from .device import WORKER_STACK, import_array as _import_array, result_view as _result_view, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
 from .targets import artifact_target, target as find_target
 from .values import check_args, flatten, parse_shape, unflatten
@@ -109,6 +109,12 @@ class Executable:
         #: passed there is copied first.  Artifacts made before the signature said: all.
         self._written = frozenset(sig.get("written", range(len(self._leaves_in))))
         host_mapped = self._host_memory
+        #: the alignment the CPU code assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT):
+        #: numpy arguments aligned so are passed without a copy; None (artifacts made before
+        #: the signature said, which assume IREE's 64): every argument copied
+        align = sig.get("align")
+        self._align = align if host_mapped and type(align) is int and align >= 16 and not align & (align - 1) \
+            else None
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
 
     def _setup_host(self, sig: dict, cfg) -> None:
@@ -231,12 +237,21 @@ class Executable:
             try:
                 ins = rt.VmVariantList(len(flat))
                 arrays = False
+                # numpy arguments the program never writes are passed as they are, unless the
+                # results are to be Arrays (which must not hold the caller's memory)
+                align = self._align if self._align and Array not in map(type, flat) else None
+                imported = []
                 for i, (a, s, io) in enumerate(zip(flat, self._leaves_in, self._wire_in)):
                     if type(a) is Array:
                         arrays = True
                         ins.push_ref(a.buffer_for(device, self._host_memory, i in self._written))
+                        continue
+                    bv = _import_array(device, a, s, io, align) if align and i not in self._written else None
+                    if bv is None:
+                        bv = _to_device(device, a, s, io)
                     else:
-                        ins.push_ref(_to_device(device, a, s, io))
+                        imported.append(a)
+                    ins.push_ref(bv)
                 outs = rt.VmVariantList(len(self._leaves_out))
                 ctx.vm_context.invoke(self._fn, ins, outs)
                 if len(outs) != len(self._leaves_out):
@@ -251,8 +266,8 @@ class Executable:
                         continue
                     r = _result_view(bv, lay) if lay is not None else None
                     results.append(r if r is not None else _from_device(device, bv, s, copy=False))
-                if not arrays and len(results) > 1:
-                    _unshare(results)
+                if not arrays and (len(results) > 1 or imported):
+                    _unshare(results, imported)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err, hctx.error = hctx.error, None
                 if isinstance(err, XlaError):
@@ -289,14 +304,16 @@ class Executable:
                 self._context(r).modules.module["xlair_rng_seed"](value)
 
 
-def _unshare(host: list) -> None:
-    """Copy results that share memory with an earlier result (one buffer returned twice), so
-    that no two returned arrays alias.  Only views of mapped buffers can (small results are
-    copied out: device.result_view).  Up to 8 views, every pair (np.shares_memory: 0.6 us a
-    pair); more, their byte ranges sorted (3 us an array for its address: n log n; every pair
-    was a third of a call with 111 results, an optax state's)."""
+def _unshare(host: list, inputs: list = ()) -> None:
+    """Copy results that share memory with an earlier result (one buffer returned twice) or
+    with an argument passed without a copy (`inputs`: import_array; a program returning its
+    argument returns its buffer), so that no returned array aliases another or the caller's.
+    Only views of mapped buffers can (small results are copied out: device.result_view).  Up
+    to 8 views and no inputs, every pair (np.shares_memory: 0.6 us a pair); else their byte
+    ranges sorted (3 us an array for its address: n log n; every pair was a third of a call
+    with 111 results, an optax state's)."""
     views = [i for i, a in enumerate(host) if a.nbytes and not a.flags.owndata]
-    if len(views) <= 8:
+    if len(views) <= 8 and not inputs:
         seen = []
         for i in views:
             a = host[i]
@@ -304,13 +321,20 @@ def _unshare(host: list) -> None:
                 host[i] = a = a.copy()
             seen.append(a)
         return
-    spans = sorted((_span(host[i]), i) for i in views)
-    end = None
+    # one sweep in address order: the results kept do not overlap one another, so of those
+    # before a span only the last kept can reach into it
+    spans = sorted([(_span(host[i]), i) for i in views] + [(_span(a), -1) for a in inputs])
+    end_in, last, end_last = None, None, None
     for (lo, hi), i in spans:
-        if end is not None and lo < end:
+        if i < 0:                                   # an input: the result kept before it
+            if last is not None and lo < end_last:
+                host[last] = host[last].copy()
+                last = None
+            end_in = hi if end_in is None else max(end_in, hi)
+        elif (end_in is not None and lo < end_in) or (last is not None and lo < end_last):
             host[i] = host[i].copy()
         else:
-            end = hi if end is None else max(end, hi)
+            last, end_last = i, hi
 
 
 def _span(a: np.ndarray) -> tuple:

@@ -66,6 +66,16 @@ VULKAN_GENERIC = (
     'max_thread_count_per_workgroup = 1024, max_workgroup_memory_bytes = 32768, '
     'max_workgroup_counts = [65535, 65535, 65535]>>}>]> : !hal.device')
 
+#: The alignment (bytes) the CPU code of a program with a large parameter assumes of its
+#: buffers (compile.program_flags).  IREE assumes 64 by default, and its code then faults on
+#: memory aligned to less (a numpy array imported without a copy, at 16 mod 64 as numpy's large
+#: arrays are: a segmentation fault at the first dispatch).  With 16, such arrays are passed to
+#: the program as they are (python/xlair/device.py import_array); the signature says which
+#: alignment an artifact was compiled for ("align").  Device-resident times with and without
+#: it were the same within the noise (bench/NOTES.md).
+CPU_BUFFER_ALIGNMENT = 16
+ALIGNMENT_FLAG = "--iree-stream-resource-min-offset-alignment"
+
 TARGETS = {
     "cpu": Target("cpu", "llvm-cpu", "local-task",
                   _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all",

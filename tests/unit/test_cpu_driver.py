@@ -88,10 +88,31 @@ def test_data_tiling_only_for_programs_with_a_large_contraction():
     big = _comp(lambda b, x, y: O.dot(x, y), Shape(F32, (1024, 1024)), Shape(F32, (1024, 1024)))
     none = _comp(lambda b, x: O.tanh(x), Shape(F32, (4096, 4096)))
     assert 64 * 256 * 784 < DATA_TILING_WORK <= 1024 ** 3
-    assert program_flags(small, cpu)[-1] == off and program_flags(none, cpu)[-1] == off
+    assert off in program_flags(small, cpu) and off in program_flags(none, cpu)
     assert off not in program_flags(big, cpu)
     assert program_flags(small, cpu, flags=["--iree-opt-data-tiling"])[-1] == "--iree-opt-data-tiling"
     assert off not in program_flags(small, target("vulkan"))
+
+
+def test_code_assumes_16_byte_alignment_only_for_programs_with_a_large_parameter():
+    """A CPU program with a parameter of at least IMPORT_BYTES (one numpy arrays are passed to
+    without a copy) is compiled for buffers aligned to CPU_BUFFER_ALIGNMENT, and its signature
+    says so; a program of small parameters keeps IREE's default (and its cached artifacts); a
+    caller's own alignment flag wins (IREE takes the flag once); other targets are left alone."""
+    import importlib
+    from xlair.device import IMPORT_BYTES
+    from xlair.targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT, target
+    C = importlib.import_module("xlair.compile")
+    cpu, flag = target("cpu"), f"{ALIGNMENT_FLAG}={CPU_BUFFER_ALIGNMENT}"
+    big = _comp(lambda b, x: O.tanh(x), Shape(F32, (IMPORT_BYTES // 4,)))
+    small = _comp(lambda b, x: O.tanh(x), Shape(F32, (IMPORT_BYTES // 4 - 1,)))
+    assert flag in C.program_flags(big, cpu) and C.alignment_of(cpu, C.program_flags(big, cpu)) == 16
+    assert not any(f.startswith(ALIGNMENT_FLAG) for f in C.program_flags(small, cpu))
+    assert C.alignment_of(cpu, C.program_flags(small, cpu)) is None
+    own = f"{ALIGNMENT_FLAG}=64"
+    assert [f for f in C.program_flags(big, cpu, flags=[own]) if f.startswith(ALIGNMENT_FLAG)] == [own]
+    assert flag not in C.program_flags(big, target("vulkan"))
+    assert '"align": 16' in C.signature_json(big, align=16) and "align" not in C.signature_json(big)
 
 
 def test_work_of_a_sort_counts_its_passes():
