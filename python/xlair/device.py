@@ -101,9 +101,8 @@ def to_device(device, a: np.ndarray, s: Shape, io: tuple | None = None):
         a = a.view(dtype)
     if not a.flags.c_contiguous:
         a = a.copy()
-    memory, usage = _device_buffers()
-    return device.allocator.allocate_buffer_copy(memory_type=memory, allowed_usage=usage, device=device,
-                                                 buffer=a, element_type=et)
+    memory, usage = _BUFFERS or _device_buffers()
+    return device.allocator.allocate_buffer_copy(memory, usage, device, a, et)
 
 
 #: Arrays of at least this many bytes are passed to a CPU program without a copy (import_array);
@@ -127,17 +126,21 @@ def import_array(device, a, s: Shape, io: tuple, align: int):
     dtype, et = io
     if a.dtype != dtype:
         a = a.view(dtype)
-    memory, usage = _device_buffers()
+    memory, usage = _BUFFERS or _device_buffers()
     buf = device.allocator.import_host_allocation(a, memory, usage)
     return iree_runtime().HalBufferView(buf, a.shape, et)
 
 
-@functools.lru_cache(maxsize=1)
+_BUFFERS: tuple | None = None
+
+
 def _device_buffers() -> tuple:
     """(memory type, usage) of argument buffers: device-local (as ints: pybind's enums cost
-    ~0.1 us an attribute, on every leaf of every call)."""
+    ~0.1 us an attribute, on every leaf of every call; kept in _BUFFERS)."""
+    global _BUFFERS
     rt = iree_runtime()
-    return int(rt.MemoryType.DEVICE_LOCAL), int(rt.BufferUsage.DEFAULT)
+    _BUFFERS = int(rt.MemoryType.DEVICE_LOCAL), int(rt.BufferUsage.DEFAULT)
+    return _BUFFERS
 
 
 def host_array(device, like: np.ndarray):

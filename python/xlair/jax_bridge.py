@@ -144,6 +144,9 @@ def _abstract(x):
 def _signature(x) -> tuple:
     """A leaf's shape and dtype as a cache key: the dtype itself (hashable; its str() was ~1.5
     us a leaf on every call), or the type of a Python scalar."""
+    t = type(x)
+    if t is np.ndarray or t is Array:
+        return x.shape, x.dtype
     s = getattr(x, "shape", None)
     dt = getattr(x, "dtype", None)
     return (s if type(s) is tuple else np.shape(x)), (dt if dt is not None else type(x).__name__)
