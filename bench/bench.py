@@ -605,7 +605,13 @@ CAUSES = {
 
 #: The same, for the numpy in/out comparison (where XLA:CPU aliases the caller's arrays and
 #: xlair copies them into IREE buffers: python/xlair/device.py to_device).
-NUMPY_CAUSES = {}
+NUMPY_CAUSES = {
+    "while": "a 10-element program: around IREE's 2.6 us invoke, xlair's call with numpy in and out "
+             "spends ~8 us in Python and IREE's binding calls (buffer copies, argument lists, the result "
+             "view), where jax.jit's C++ path adds ~2 us to its device call (bench/NOTES.md section 18).",
+    "MLP": "its matmuls on local-task's two workers: 3.0-6.5 ms a step from run to run (iree-benchmark-module, "
+           "8 repetitions: 3.0-6.0 ms), XLA:CPU 3.5-4.3 ms; the best rounds are within 1.12x.",
+}
 
 
 def _causes(names: list[str], numpy_io: bool = False) -> list[str]:
