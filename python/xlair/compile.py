@@ -264,7 +264,7 @@ def program_flags(comp: Computation, tgt: Target, chip: str | None = None, flags
             work = heaviest_work(comp.module, CONTRACTIONS)
         if work < DATA_TILING_WORK:
             own = own + ["--iree-opt-data-tiling=false"]
-    if tgt.backend == "llvm-cpu" and not any(f.startswith(ALIGNMENT_FLAG + "=") for f in flags) and \
+    if tgt.backend == "llvm-cpu" and alignment_of(tgt, list(flags)) is None and \
             any(layout(s)[2] >= IMPORT_BYTES for p in comp.program_shape.params for s in p.leaves()):
         own = own + [f"{ALIGNMENT_FLAG}={CPU_BUFFER_ALIGNMENT}"]
     return own + list(flags)
