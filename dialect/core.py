@@ -258,13 +258,7 @@ def functions(module) -> dict[str, ir.Operation]:
 def find_function(op: ir.Operation, name: str) -> ir.Operation | None:
     """The func.func named `name` in the module enclosing `op`."""
     top = enclosing_module(op)
-    if top is None:
-        return None
-    for f in top.regions[0].blocks[0].operations:
-        f = f.operation
-        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
-            return f
-    return None
+    return functions(top).get(name) if top is not None else None
 
 
 def function_sig(f: ir.Operation) -> Sig:

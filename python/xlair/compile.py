@@ -7,6 +7,7 @@ import json
 import pathlib
 
 from xlair.dialect.checks import XlaError
+from xlair.dialect.core import functions
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.aliasing import written_parameters
@@ -87,10 +88,10 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
 
 
 def _main(module: ir.Module) -> ir.Operation:
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op.operation
-    raise XlaError("module has no @main")
+    main = functions(module).get("main")
+    if main is None:
+        raise XlaError("module has no @main")
+    return main
 
 
 # ----------------------------------------------------------------------------------------
