@@ -11,6 +11,15 @@ emits exactly that: one linalg.generic over D whose body is an scf.while over sc
 scalars' results are taken from element 0).  The whole loop is then one dispatch with no
 host round trip per trip.
 
+The condition reads scalars only and the scalars are computed from scalars only, so every
+element's loop makes the same trips.  One element's loop is a chain of dependent operations
+(x + 1, 1000 times: 1000 additions' latency) that leaves the CPU's pipelines idle, so the
+loops of k elements (JAM) run as one: the generic's point p reads element p of each of k
+rows of the array, the while carries the scalars once and the k elements' values, each
+updated by its own copy of the body (the scalars' copies are one after LLVM's CSE), and the
+array is put back together from the rows.  Measured (AMD Zen 4): x + 1 on f32[10] x1000
+a call's IREE invoke 10.7 -> 4.2 us; 200 trips on f32[3000] 530 -> 94 us.
+
 The rewrite is exact (the same scalar operations in the same order per element).  It is
 taken on the CPU target only (the pass option `target=cpu`), and for small arrays
 (at most MAX_ELEMENTS elements): the per-element loop is scalar code, while the host loop
@@ -31,17 +40,22 @@ from . import patterns  # noqa: F401  (registers the scalar emitters of the elem
 from .bindings import MAX_BINDINGS
 from .device_loops import MAX_BYTES
 from .registry import (Lower, options, affine_map, builtin_leaves, empty, from_builtin_leaves, generic, in_scalar_region,
-                       index)
+                       index, insert_slice, reshape)
 from .scalar import SCALAR, SCALAR_IDENTITY, emit_region
 
 #: the largest array state (elements) a loop is run per element for
 MAX_ELEMENTS = 4096
+#: The loops of up to this many elements run together, as one loop whose state holds each
+#: element's (the largest divisor of the elements' count up to JAM; the scalars shared): one
+#: element's loop is a chain of dependent operations that leaves the CPU's pipelines idle.
+JAM = 16
 #: arrays of at least this many elements whose state a device loop can hold (two copies within
 #: its MAX_BYTES) are left to the device loops instead: their scalar loops over the arrays are
 #: vectorized, where the per-element While is not.  Measured (Xeon, AVX-512), per call:
 #: fori_loop_newton f32[100] x30 15.4 -> 12.4 us, a data-dependent While of sin on f32[64]
 #: 132 -> 18.5 us; but x + 1 on f32[10] x1000 14.6 -> 30 us (the device loop copies its state
-#: twice a trip), hence the floor.
+#: twice a trip), hence the floor.  With JAM (AMD Zen 4): fori_loop_newton 9.7 us as a device
+#: loop, 11.7 per element; x + 1 on f32[10] x1000 28 as a device loop, 8 per element.
 DEVICE_LOOP_ELEMENTS = 32
 
 _BROADCASTS = {"xla.broadcast", "xla.broadcast_in_dim"}
@@ -101,31 +115,57 @@ def elementwise_while(lw):
     cond, body = lw.args["condition"], lw.args["body"]
     if not (_elementwise_region(cond, dims) and _elementwise_region(body, dims)):
         return None
-    n = len(dims)
     inits = builtin_leaves(lw.args["init"], state)
-    ident = affine_map(n, list(range(n)))
-    maps = [ident if s.rank else affine_map(n, []) for s in leaves]
-    outs = [empty(Shape(s.element_type, dims)) for s in leaves]
+    # k elements' loops run together, as one loop (see JAM)
+    k = max(d for d in range(1, min(JAM, size) + 1) if size % d == 0) if dims else 1
+    m = size // k
+    arr = [bool(s.rank) for s in leaves]
+    point = affine_map(1, [0])
+    ins, maps = [], []
+    for x, a in zip(inits, arr):
+        if a:
+            rows = reshape(x, [k, m])
+            ins += [rows] * k
+            maps += [affine_map(1, [ir.AffineConstantExpr.get(j), 0]) for j in range(k)]
+        else:
+            ins.append(x)
+            maps.append(affine_map(1, []))
+    outs = [empty(Shape(s.element_type, (m,))) for s, a in zip(leaves, arr) for _ in range(k if a else 1)]
 
-    def per_element(*scalars):
-        xs = list(scalars[:len(leaves)])
+    def lanes(values):
+        """the state of each of the k loops from the jammed state (scalars shared)"""
+        out, it = [[] for _ in range(k)], iter(values)
+        for a in arr:
+            vs = [next(it) for _ in range(k)] if a else [next(it)] * k
+            for j in range(k):
+                out[j].append(vs[j])
+        return out
+
+    def per_point(*scalars):
+        xs = list(scalars[:len(ins)])
         types = [x.type for x in xs]
         w = scf.WhileOp(types, xs)
         before = w.before.blocks.append(*types)
-        with ir.InsertionPoint(before):
-            (go,) = emit_region(cond, list(before.arguments), "xla.while", elementwise=True)
+        with ir.InsertionPoint(before):   # the condition reads scalars only: the same in every loop
+            (go,) = emit_region(cond, lanes(list(before.arguments))[0], "xla.while", elementwise=True)
             scf.ConditionOp(go, list(before.arguments))
         after = w.after.blocks.append(*types)
         with ir.InsertionPoint(after):
-            scf.YieldOp(emit_region(body, list(after.arguments), "xla.while", elementwise=True))
+            new = [emit_region(body, lane, "xla.while", elementwise=True) for lane in lanes(list(after.arguments))]
+            scf.YieldOp([v for i, a in enumerate(arr) for v in ([r[i] for r in new] if a else [new[0][i]])])
         return list(w.results)
-    results = generic(inits, maps, outs, [ident] * len(leaves), ["parallel"] * n, per_element)
+    results = iter(generic(ins, maps, outs, [point] * len(outs), ["parallel"], per_point))
     final = []
-    for r, s in zip(results, leaves):
-        if s.rank == 0 and n:
-            r = tensor.from_elements(ir.RankedTensorType.get([], ir.RankedTensorType(r.type).element_type),
-                                     [tensor.extract(r, [index(0)] * n)])
-        final.append(r)
+    for s, a in zip(leaves, arr):
+        if a:
+            whole = empty(Shape(s.element_type, (k, m)))
+            for j in range(k):
+                whole = insert_slice(reshape(next(results), [1, m]), whole, [j, 0])
+            final.append(reshape(whole, list(dims)))
+        else:
+            r = next(results)
+            final.append(tensor.from_elements(ir.RankedTensorType.get([], ir.RankedTensorType(r.type).element_type),
+                                              [tensor.extract(r, [index(0)])]))
     return from_builtin_leaves(final, state)
 
 

@@ -28,15 +28,16 @@ class Array:
 
     __slots__ = ("_bv", "_shape", "_device", "_target", "shape", "dtype")
 
-    def __init__(self, bv, shape: Shape, device, target):
+    def __init__(self, bv, shape: Shape, device, target, dims: tuple | None = None, dtype=None):
         self._bv = bv
         self._shape = shape
         self._device = device
         self._target = target
         #: the dimensions (a tuple) and the numpy dtype: plain attributes, read on every call
-        #: that takes the array (xlair.jit's signature key)
-        self.shape = tuple(shape.dims)
-        self.dtype = layout(shape)[0]
+        #: that takes the array (xlair.jit's signature key); given by a caller that keeps them
+        #: (a program's call path), else from the shape
+        self.shape = tuple(shape.dims) if dims is None else dims
+        self.dtype = layout(shape)[0] if dtype is None else dtype
 
     @property
     def xla_shape(self) -> Shape:

@@ -15,7 +15,8 @@ from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
 from .arrays import Array
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
-from .device import WORKER_STACK, import_array as _import_array, result_view as _result_view, wire as _wire
+from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
+from .device import result_view as _result_view, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
 from .targets import artifact_target, target as find_target
 from .values import check_args, flatten, parse_shape, unflatten
@@ -121,6 +122,10 @@ class Executable:
         self._exact_in = tuple((p.dtype, tuple(p.dims)) for p in self.parameter_shapes) \
             if not any(p.is_tuple or p.is_token for p in self.parameter_shapes) else None
         self._single_out = not self.result_shape.is_tuple
+        #: the call in one closure, or None (see _call_path); `_direct` when the arguments of
+        #: `__call__` are the leaves (no tuple or token parameter)
+        self._quick = _call_path(self)
+        self._direct = self._quick if self._exact_in is not None else None
 
     def _setup_host(self, sig: dict, cfg) -> None:
         """Side effects and replicas (python/xlair/host.py): one VM context per replica, each
@@ -182,17 +187,14 @@ class Executable:
                 f"({', '.join(map(repr, self.parameter_shapes))}) -> {self.result_shape}>")
 
     def __call__(self, *args):
-        if self.replicas != 1:
-            raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
-                           "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
-        exact = self._exact_in
-        if exact is not None and len(args) == len(exact) and \
-                all(type(a) is np.ndarray and a.dtype == dt and a.shape == dims and a.flags.c_contiguous
-                    for a, (dt, dims) in zip(args, exact)):
-            flat = list(args)        # numpy arrays of the parameters' exact types: nothing to check
-        else:
+        direct = self._direct
+        out = direct(args) if direct is not None else None  # arrays of the parameters' exact types
+        if out is None:
+            if self.replicas != 1:
+                raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
+                               "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
             flat = self._leaves(check_args(self.parameter_shapes, args, f"executable {self.name}", arrays=True))
-        out = self.call_leaves(flat)
+            out = self.call_leaves(flat)
         return out[0] if self._single_out else unflatten(out, self.result_shape)
 
     def _leaves(self, vals) -> list:
@@ -204,6 +206,10 @@ class Executable:
         dtypes (checked by the caller: `__call__`, or `xlair.jit`, whose signature key holds
         them), and return the result leaves: `xla.Array`s when an argument leaf is one, numpy
         arrays otherwise.  The per-call path of `xlair.jit`."""
+        if self._quick is not None:
+            out = self._quick(flat)
+            if out is not None:
+                return out
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
         try:
@@ -330,6 +336,86 @@ class Executable:
         for r in range(self.replicas):
             with self._locks[r]:
                 self._context(r).modules.module["xlair_rng_seed"](value)
+
+
+def _call_path(exe: Executable):
+    """The call of a single-replica CPU program without side effects, as one closure over what
+    it needs (IREE's bound methods; each leaf's dtype, dims and element type), or None for
+    other programs.  The closure takes the argument leaves, numpy arrays or `xla.Array`s, and
+    returns the result leaves as `_invoke_leaves` does (Arrays when an argument is one), or
+    None when a leaf is neither a C-contiguous numpy array nor an Array of its parameter's
+    dtype and dims, when a numpy leaf could be passed without a copy (import_array), or when
+    IREE fails: the general path (`_invoke_leaves`) then handles the call (a program without
+    side effects may run twice).  It saves the general path's per-leaf tests and calls: 3-4 us
+    a call (bench/NOTES.md section 19)."""
+    if exe.replicas != 1 or exe._sites or not exe._host_memory or None in exe._view_out:
+        return None
+    ins = []
+    for i, (s, (wire_dt, et)) in enumerate(zip(exe._leaves_in, exe._wire_in)):
+        dtype, dims, nbytes = _layout(s)
+        if s.is_token:
+            return None
+        written = i in exe._written
+        importable = bool(exe._align) and nbytes >= IMPORT_BYTES and not written
+        ins.append((dtype, dims, None if wire_dt == dtype else wire_dt, et, written, importable))
+    outs = []
+    for s, (dtype, dims, nbytes) in zip(exe._leaves_out, exe._view_out):
+        if nbytes == 0:
+            return None
+        outs.append((s, dtype, dims, nbytes, nbytes // dtype.itemsize, nbytes <= COPY_OUT_BYTES))
+    # large results are views of their buffers: two of them may be one buffer
+    unshare = sum(not small for *_, small in outs) > 1
+    rt = _rt()
+    new_list, view, ndarray, frombuffer = rt.VmVariantList, rt.HalBufferView, np.ndarray, np.frombuffer
+    device, target = exe._device, exe.target
+    alloc = device.allocator.allocate_buffer_copy
+    memory, usage = _device_buffers()
+    invoke, fn, lock = exe._ctx.vm_context.invoke, exe._fn, exe._locks[0]
+    n_in, n_out = len(ins), len(outs)
+
+    def call(flat):
+        if len(flat) != n_in:
+            return None
+        args = new_list(n_in)
+        push = args.push_ref
+        arrays = False
+        for a, (dtype, dims, wire_dt, et, written, importable) in zip(flat, ins):
+            kind = type(a)
+            if kind is ndarray:
+                if a.shape != dims or a.dtype != dtype or importable or not a.flags.c_contiguous:
+                    return None
+                push(alloc(memory, usage, device, a if wire_dt is None else a.view(wire_dt), et))
+            elif kind is Array and a.shape == dims and a.dtype == dtype:
+                arrays = True
+                push(a._bv if a._device is device and not written else a.buffer_for(device, True, written))
+            else:
+                return None
+        results = new_list(n_out)
+        try:
+            with lock:
+                invoke(fn, args, results)
+        except (RuntimeError, ValueError, IndexError):
+            return None
+        if len(results) != n_out:
+            return None
+        get = results.get_as_object
+        out = []
+        if arrays:         # results stay in their buffers
+            for i, (s, dtype, dims, *_) in enumerate(outs):
+                out.append(Array(get(i, view), s, device, target, dims, dtype))
+            return out
+        for i, (s, dtype, dims, nbytes, count, small) in enumerate(outs):
+            bv = get(i, view)
+            if bv.byte_length != nbytes:
+                out.append(_from_device(device, bv, s, copy=False))
+            elif small:
+                out.append(frombuffer(bv.map(), dtype, count).reshape(dims).copy())
+            else:
+                out.append(bv.map().asarray(dims, dtype))
+        if unshare:
+            _unshare(out)
+        return out
+    return call
 
 
 def _unshare(host: list, inputs: list = ()) -> None:

@@ -6,7 +6,7 @@ import pytest
 import xlair as xla
 from xlair import F32, PRED, S32, Shape
 from xlair import ops as O
-from xlair.compile import lower
+from xlair.compile import compile_vmfb, lower
 from xlair_testing import comp_of
 
 
@@ -48,6 +48,23 @@ def test_counter_loop_per_element(trips):
     comp = _counter_loop(trips, (3, 5))
     assert _per_element(comp)
     _check(comp, np.random.default_rng(trips).standard_normal((3, 5)).astype(np.float32))
+
+
+@pytest.mark.parametrize("dims, lanes", [((10,), 10), ((13,), 13), ((2, 12), 12), ((3000,), 15)])
+def test_element_loops_run_together(dims, lanes):
+    """The loops of `lanes` elements (the largest divisor of their count up to loops.JAM) run as
+    one loop holding each element's state, the counter shared: bit for bit the per-element
+    results.  f32[3000] with the device loops off (else it is a device loop)."""
+    from xlair.runtime import Executable
+    comp = _counter_loop(23, dims)
+    device_loops = dims != (3000,)
+    text = str(lower(comp, 1, "cpu", device_loops=device_loops))
+    (loop,) = [ln for ln in text.splitlines() if "scf.while" in ln]
+    assert loop.split("->", 1)[1].count("f32") == lanes and loop.split("->", 1)[1].count("i32") == 1
+    x = np.random.default_rng(lanes).standard_normal(dims).astype(np.float32)
+    exe = Executable(compile_vmfb(comp, "cpu", cache=False, device_loops=device_loops), "cpu")
+    for g, w in zip(exe(x), xla.interpret(comp, x)):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_scalar_only_loop_data_dependent_trips():
@@ -246,7 +263,9 @@ def test_executable_falls_back_once_when_irees_vm_fails_on_a_counted_loop(monkey
     "indirect buffer reference slot 0 is out range", iree-org/iree#24753): the executable
     rebuilds itself once with counted loops in the general form and runs again.  Simulated:
     the first invoke raises what IREE's failure becomes."""
+    from xlair import runtime
     from xlair.runtime import Executable
+    monkeypatch.setattr(runtime, "_call_path", lambda exe: None)    # every call by _invoke_leaves
     comp = _counted((0, 20))
     exe = xla.compile(comp, target="cpu", cache=False)
     real, calls = Executable._invoke_leaves, []
@@ -271,7 +290,9 @@ def test_executable_falls_back_once_when_irees_vm_fails_on_a_counted_loop(monkey
 
 
 def test_other_run_time_errors_do_not_fall_back(monkeypatch):
+    from xlair import runtime
     from xlair.runtime import Executable
+    monkeypatch.setattr(runtime, "_call_path", lambda exe: None)
     exe = xla.compile(_counted((0, 20)), target="cpu")
 
     def failing(self, replica, flat, run):

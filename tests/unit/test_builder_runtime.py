@@ -455,3 +455,73 @@ def test_prune_cache_removes_least_recently_used_first(tmp_path, monkeypatch):
     assert prune_cache(10 * size, size) == 0          # under the limit: nothing removed
     assert prune_cache(2 * size, 2 * size) == size
     assert sorted(p.stem for p in tmp_path.glob("*.vmfb")) == ["a", "c"]
+
+
+def _mixed_program():
+    """u32[5] and a (f32[3], f32[3]) tuple in; u32[5], two large results of one buffer (a
+    parameter returned twice) and a small one out."""
+    m = 1 << 15                     # 128 KB results: views of their buffers
+    b = xla.Builder("mixed")
+    u = b.parameter(0, Shape(U32, (5,)), "u")
+    x = b.parameter(1, Shape(F32, (m,)), "x")
+    uu = O.add(u, O.constant(b, np.full(5, 7, np.uint32)))
+    big = O.mul(x, O.constant(b, np.float32(2)))
+    O.tuple(b, [uu, big, big, O.slice(x, [0], [3], [1])])
+    return b.build(), m
+
+
+def test_the_quick_call_path_gives_what_the_general_path_gives():
+    """Executable's call in one closure (runtime._call_path) against numpy: an unsigned leaf,
+    two results that are one buffer (they must not share memory), Python scalars, a
+    non-contiguous array and an xla.Array (each either taken by the closure or handed to the
+    general path), and calls by leaves (xlair.jit's path)."""
+    comp, m = _mixed_program()
+    exe = xla.compile(comp, target="cpu")
+    assert exe._direct is not None
+    u = np.array([0, 1, 2**32 - 8, 5, 9], np.uint32)
+    x = np.linspace(-1, 1, m, dtype=np.float32)
+
+    def want(u, x):
+        return [u + np.uint32(7), x * 2, x * 2, x[:3]]
+    for args in ((u, x), (u.tolist(), x), (u, np.repeat(x, 2)[::2]), (u, xla.device_put(x))):
+        got = exe(*args)
+        for g, w in zip(got, want(np.asarray(args[0], np.uint32), np.asarray(args[1]))):
+            assert np.asarray(g).dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g), w)
+        if isinstance(args[1], xla.Array):
+            assert all(isinstance(g, xla.Array) for g in got)
+        else:
+            assert not np.shares_memory(got[1], got[2])
+    leaves = exe.call_leaves([u, x])
+    np.testing.assert_array_equal(leaves[0], u + np.uint32(7))
+    assert exe._quick([u.astype(np.int64), x]) is None          # another dtype: not the closure's
+
+
+def test_the_quick_call_path_hands_irees_failures_to_the_general_path():
+    """When IREE fails in the closure, the call is run again by the general path (which turns
+    IREE's failures into XlaErrors and knows the fallbacks); simulated by a VM context whose
+    invoke raises as IREE's does."""
+    from types import SimpleNamespace
+
+    from xlair import runtime
+    exe = xla.compile(axpy(), target="cpu")
+    failed = []
+
+    def invoke(*a):
+        failed.append(1)
+        raise RuntimeError("Error invoking function: simulated")
+    real = exe._ctx
+    exe._ctx = SimpleNamespace(vm_context=SimpleNamespace(invoke=invoke))
+    exe._quick = exe._direct = runtime._call_path(exe)
+    exe._ctx = real
+    xs, ys = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    np.testing.assert_array_equal(exe(np.float32(2), xs, ys), 2 * xs + ys)
+    assert failed
+
+
+def test_programs_with_side_effects_or_replicas_take_the_general_path():
+    b = xla.Builder("outfeed")
+    x = b.parameter(0, Shape(F32, (4,)), "x")
+    O.tuple(b, [O.add(x, x), O.outfeed(x, token=O.after_all(b, []))])
+    assert xla.compile(b.build(), target="cpu")._quick is None
+    assert xla.compile(axpy(), target="cpu", replicas=2)._quick is None
