@@ -78,6 +78,8 @@ class Jitted:
         self.compile_options = compile_options
         self._cache: dict = {}
         self._lock = threading.Lock()
+        #: (tree, static arguments, executable's call path, output tree) of the last call
+        self._last = None
         self.__name__ = _name(fn)
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -93,6 +95,14 @@ class Jitted:
         tree_util = _jax().tree_util
         dynamic, static = self._split(args) if self.static_argnums else (args, ())
         leaves, tree = tree_util.tree_flatten((dynamic, kwargs))
+        last = self._last
+        if last is not None and last[0] == tree and last[1] == static:
+            # the structure of the last call: the executable's call path checks each leaf's
+            # type, dtype and dims itself (and says None on any other), which is what the key
+            # below would tell (5 us of a call with 50 leaves, 0.5-1 with a few)
+            outs = last[2](leaves)
+            if outs is not None:
+                return tree_util.tree_unflatten(last[3], outs)
         key = (tree, static, tuple(map(_signature, leaves)))
         entry = self._cache.get(key)        # (a dict lookup is atomic: the lock is for misses)
         if entry is None:
@@ -101,6 +111,8 @@ class Jitted:
                 if entry is None:
                     entry = self._cache[key] = self._compile(args, kwargs)
         exe, dtypes, out_tree, direct = entry
+        if direct and exe._quick is not None:
+            self._last = (tree, static, exe._quick, out_tree)
         flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
                 for x, dt in zip(leaves, dtypes)]
         if direct:       # the key fixed every leaf's shape and dtype: no check again

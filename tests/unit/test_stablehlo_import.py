@@ -497,6 +497,27 @@ def test_from_jax_and_jit_agree_with_jax():
     assert len(jf._cache) == 2
 
 
+def test_jit_calls_of_the_last_structure_check_every_leaf():
+    """A call with the last call's pytree structure goes straight to the executable's call path
+    (no signature key), which checks each leaf's type, dtype and dims: other dtypes, layouts
+    and shapes still get their own conversion or compile, and the results are jax.jit's."""
+    jax = pytest.importorskip("jax")
+
+    def f(x, y):
+        return {"s": x * 2 + y["a"], "n": (x * x).sum()}
+    jf, ref = xla.jit(f), jax.jit(f)
+    x, a = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5, np.full(3, 0.5, np.float32)
+    for xs in (x, x.astype(np.float64), x.astype(np.int32), np.asfortranarray(x), x[:, ::-1], x,
+               xla.device_put(x), x[:1], x):
+        got = jf(xs, {"a": a})
+        want = ref(np.asarray(xs), {"a": a})
+        for k in ("s", "n"):
+            np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-6)
+            assert np.asarray(got[k]).dtype == np.asarray(want[k]).dtype
+        assert isinstance(got["s"], xla.Array) == isinstance(xs, xla.Array)
+    assert len(jf._cache) == 4          # f32[2,3], f64[2,3] (run as f32), s32[2,3], f32[1,3]
+
+
 def test_jit_static_arguments_and_errors():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
