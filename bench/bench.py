@@ -9,9 +9,10 @@ Run: make bench   (or .venv/bin/python bench/bench.py [--section ops|models] [--
 Timing (bench/harness.py `interleaved`): after a warm-up call, every round times each
 contestant in turn (a batch of calls of ~20 ms), and a contestant's time is the median over
 the rounds; interleaving puts the load of other work on the machine on all contestants alike.
-xlair is timed two ways: on inputs already in IREE device buffers with results left there
-(what XLA:CPU is timed on: jax.device_put before, block_until_ready after; the ratios use
-this) and through `Executable.__call__` (numpy in, numpy out).
+xlair is timed two ways through `Executable.__call__`: on `xla.Array`s (`xla.device_put` once)
+with the results left on the device as Arrays (what XLA:CPU is timed on: jax.device_put
+before, block_until_ready after; the first ratio uses this), and with numpy in and out (as
+XLA:CPU is too; the second ratio).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ from xlair import F32, S32, Shape  # noqa: E402
 from xlair import ops as O  # noqa: E402
 from xlair.compile import compile_vmfb  # noqa: E402
 
-from harness import (cpu_summary, device_call, fmt_ms, geomean, interleaved, jax_available,  # noqa: E402
+from harness import (array_call, cpu_summary, device_call, fmt_ms, geomean, interleaved, jax_available,  # noqa: E402
                      xla_cpu)
 import bench_collectives  # noqa: E402
 import bench_models  # noqa: E402
@@ -360,7 +361,7 @@ def run_workload(w: Workload, rounds: int) -> dict:
     del vmfb
     want = w.np_fn()
     check(w, exe(*w.args), want, "xlair")
-    fns = {"xlair": device_call(exe, w.args), "xlair_call": lambda: exe(*w.args), "numpy": w.np_fn}
+    fns = {"xlair": array_call(exe, w.args), "xlair_call": lambda: exe(*w.args), "numpy": w.np_fn}
     jf = xla_cpu(w.jax_fn, *w.args) if w.jax_fn else None
     if jf is not None:
         check(w, jf(), want, "XLA:CPU")

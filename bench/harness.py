@@ -137,6 +137,15 @@ def device_call(exe, args):
     return run
 
 
+def array_call(exe, args):
+    """The executable on `xla.Array`s placed on its device once (`xla.device_put`), results left
+    there as Arrays: xlair's device-resident call, what XLA:CPU is timed on (jax.device_put
+    before, block_until_ready after)."""
+    import xlair as xla
+    arrays = [xla.device_put(a, exe.target.name) for a in args]
+    return lambda: exe(*arrays)
+
+
 def interleaved(fns: dict, rounds: int = 15, batch_time: float = 0.02, max_time: float | None = None,
                 min_rounds: int = 3) -> dict:
     """Per-call time of each contestant: median over `rounds` rounds, each round timing every

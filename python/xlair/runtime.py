@@ -1,6 +1,7 @@
 """`Executable`: a compiled computation loaded into IREE's runtime, called with numpy."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -16,7 +17,7 @@ from .artifacts import cache_dir, is_sealed
 from .arrays import Array
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
-from .device import result_view as _result_view, wire as _wire
+from .device import result_view as _result_view, run_waiting as _run_waiting, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
 from .targets import artifact_target, target as find_target
 from .values import check_args, flatten, parse_shape, unflatten
@@ -281,7 +282,10 @@ class Executable:
                         push(_to_device(device, a, s, io))
                 n_out = len(self._leaves_out)
                 outs = rt.VmVariantList(n_out)
-                ctx.vm_context.invoke(self._fn, ins, outs)
+                if self.driver == "local-task":
+                    _run_waiting(ctx.vm_context.invoke, self._fn, ins, outs)
+                else:
+                    ctx.vm_context.invoke(self._fn, ins, outs)
                 if len(outs) != n_out:
                     raise XlaError(f"executable {self.name} returned {len(outs)} values; its signature "
                                    f"says {n_out}")
@@ -371,6 +375,8 @@ def _call_path(exe: Executable):
     alloc = device.allocator.allocate_buffer_copy
     memory, usage = _device_buffers()
     invoke, fn, lock = exe._ctx.vm_context.invoke, exe._fn, exe._locks[0]
+    if exe.driver == "local-task":
+        invoke = functools.partial(_run_waiting, invoke)
     n_in, n_out = len(ins), len(outs)
 
     def call(flat):

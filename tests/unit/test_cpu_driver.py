@@ -2,6 +2,7 @@
 thread) when its heaviest op is small, local-task (worker threads) when one op is heavy, by
 the work estimate of lowering/cost.py, whatever the size of its arguments and results."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -124,3 +125,44 @@ def test_work_of_a_sort_counts_its_passes():
         return _comp(lambda b, x: O.sort([x], lt.build(), 0), Shape(F32, (n,)))
     assert _work(sort(1 << 20)) == ELEMENT_COST * (1 << 20) * 20 >= INLINE_WORK
     assert _work(sort(1000)) == ELEMENT_COST * 1000 * 10 < INLINE_WORK
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="no Linux scheduler policies here")
+def test_the_caller_of_a_local_task_program_waits_under_sched_batch(monkeypatch):
+    """While a local-task program runs, its calling thread is SCHED_BATCH (it does not preempt
+    IREE's pinned worker that wakes it, see device.run_waiting), by both call paths; its policy
+    is SCHED_OTHER again after the call, a thread the caller made SCHED_BATCH itself stays so,
+    and a local-sync program leaves the policy alone."""
+    from xlair import device, runtime
+    seen = []
+    real = device.run_waiting
+
+    def spy(invoke, fn, args, results):
+        def looking(*a):
+            seen.append(os.sched_getscheduler(0))
+            return invoke(*a)
+        return real(looking, fn, args, results)
+    monkeypatch.setattr(runtime, "_run_waiting", spy)
+    n = 512
+    comp = _comp(lambda b, x, y: O.dot(x, y), Shape(F32, (n, n)), Shape(F32, (n, n)))
+    exe = xla.compile(comp, target="cpu")
+    assert exe.driver == "local-task"
+    exe._quick = exe._direct = runtime._call_path(exe)       # made again, with the spy
+    rng = np.random.default_rng(0)
+    a, c = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    np.testing.assert_allclose(exe(a, c), a @ c, rtol=1e-3, atol=1e-3)           # the closure
+    exe._quick = exe._direct = None
+    np.testing.assert_allclose(exe(a, c), a @ c, rtol=1e-3, atol=1e-3)           # the general path
+    assert seen == [os.SCHED_BATCH, os.SCHED_BATCH]
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    try:
+        exe(a, c)
+        assert seen[-1] == os.SCHED_BATCH and os.sched_getscheduler(0) == os.SCHED_BATCH
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    small = xla.compile(_comp(lambda b, x: O.add(x, x), Shape(F32, (4,))), target="cpu")
+    assert small.driver == "local-sync"
+    small(np.ones(4, np.float32))
+    assert len(seen) == 3
