@@ -101,7 +101,7 @@ class Jitted:
             # type, dtype and dims itself (and says None on any other), which is what the key
             # below would tell (5 us of a call with 50 leaves, 0.5-1 with a few)
             outs = last[2](leaves)
-            if outs is not None:
+            if type(outs) is list:
                 return tree_util.tree_unflatten(last[3], outs)
         key = (tree, static, tuple(map(_signature, leaves)))
         entry = self._cache.get(key)        # (a dict lookup is atomic: the lock is for misses)

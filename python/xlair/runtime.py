@@ -190,12 +190,13 @@ class Executable:
     def __call__(self, *args):
         direct = self._direct
         out = direct(args) if direct is not None else None  # arrays of the parameters' exact types
-        if out is None:
+        if type(out) is not list:
             if self.replicas != 1:
                 raise XlaError(f"executable {self.name} was compiled for {self.replicas} replicas: run it with "
                                "run_replicated([args of replica 0, ...]) or run_on_rank(comm, args)")
             flat = self._leaves(check_args(self.parameter_shapes, args, f"executable {self.name}", arrays=True))
-            out = self.call_leaves(flat)
+            # (after IREE failed in the closure, straight to the general path)
+            out = self.call_leaves(flat) if out is None else self._call_general(flat)
         return out[0] if self._single_out else unflatten(out, self.result_shape)
 
     def _leaves(self, vals) -> list:
@@ -207,10 +208,11 @@ class Executable:
         dtypes (checked by the caller: `__call__`, or `xlair.jit`, whose signature key holds
         them), and return the result leaves: `xla.Array`s when an argument leaf is one, numpy
         arrays otherwise.  The per-call path of `xlair.jit`."""
-        if self._quick is not None:
-            out = self._quick(flat)
-            if out is not None:
-                return out
+        out = self._quick(flat) if self._quick is not None else None
+        return out if type(out) is list else self._call_general(flat)
+
+    def _call_general(self, flat: list) -> list:
+        """`call_leaves` by the general path (`_invoke_leaves`), with the counted-loop fallback."""
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
         try:
@@ -246,8 +248,9 @@ class Executable:
     def _invoke_leaves(self, replica: int, flat: list, run) -> list:
         """Run replica `replica` on argument leaves; the result leaves: `xla.Array`s when an
         argument leaf is one (left in their device buffers), else numpy arrays, no two sharing
-        memory.  (The per-call path: each attribute lookup, call and loop here costs 0.05-0.3
-        us, on programs whose IREE invoke takes 2.6.)"""
+        memory.  The general path: for programs with side effects or replicas, devices that do
+        not work in host memory, arguments passed without a copy, and whatever the call path
+        of `_call_path` hands on."""
         rt = _rt()
         hctx = self._hosts[replica] if self._sites else None
         device = self._device
@@ -262,24 +265,19 @@ class Executable:
                 # numpy arguments the program never writes are passed as they are, unless the
                 # results are to be Arrays (which must not hold the caller's memory)
                 align = self._align if not arrays else None
-                imported = None
-                if arrays or align:
-                    imported = []
-                    written = self._written
-                    for i, (a, s, io) in enumerate(zip(flat, self._leaves_in, self._wire_in)):
-                        if type(a) is Array:     # its own buffer, in the common case, inline
-                            push(a._bv if a._device is device and i not in written
-                                 else a.buffer_for(device, self._host_memory, i in written))
-                            continue
-                        bv = _import_array(device, a, s, io, align) if align and i not in written else None
-                        if bv is None:
-                            bv = _to_device(device, a, s, io)
-                        else:
-                            imported.append(a)
-                        push(bv)
-                else:
-                    for a, s, io in zip(flat, self._leaves_in, self._wire_in):
-                        push(_to_device(device, a, s, io))
+                imported = []
+                written = self._written
+                for i, (a, s, io) in enumerate(zip(flat, self._leaves_in, self._wire_in)):
+                    if type(a) is Array:     # its own buffer, in the common case
+                        push(a._bv if a._device is device and i not in written
+                             else a.buffer_for(device, self._host_memory, i in written))
+                        continue
+                    bv = _import_array(device, a, s, io, align) if align and i not in written else None
+                    if bv is None:
+                        bv = _to_device(device, a, s, io)
+                    else:
+                        imported.append(a)
+                    push(bv)
                 n_out = len(self._leaves_out)
                 outs = rt.VmVariantList(n_out)
                 if self.driver == "local-task":
@@ -302,7 +300,7 @@ class Executable:
                         r = _result_view(bv, lay) if lay is not None else None
                         results.append(r if r is not None else _from_device(device, bv, s, copy=False))
                     if n_out > 1 or imported:
-                        _unshare(results, imported or ())
+                        _unshare(results, imported)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err = None
                 if hctx is not None:
@@ -342,15 +340,19 @@ class Executable:
                 self._context(r).modules.module["xlair_rng_seed"](value)
 
 
+#: what the closure of _call_path returns when IREE failed (the general path runs the call again)
+IREE_FAILED = object()
+
+
 def _call_path(exe: Executable):
     """The call of a single-replica CPU program without side effects, as one closure over what
     it needs (IREE's bound methods; each leaf's dtype, dims and element type), or None for
     other programs.  The closure takes the argument leaves, numpy arrays or `xla.Array`s, and
     returns the result leaves as `_invoke_leaves` does (Arrays when an argument is one), or
     None when a leaf is neither a C-contiguous numpy array nor an Array of its parameter's
-    dtype and dims, when a numpy leaf could be passed without a copy (import_array), or when
-    IREE fails: the general path (`_invoke_leaves`) then handles the call (a program without
-    side effects may run twice).  It saves the general path's per-leaf tests and calls: 3-4 us
+    dtype and dims or when a numpy leaf could be passed without a copy (import_array), and
+    IREE_FAILED when IREE fails: the general path (`_invoke_leaves`) then handles the call (a
+    program without side effects may run twice).  It saves the general path's per-leaf tests and calls: 3-4 us
     a call (bench/NOTES.md section 19)."""
     if exe.replicas != 1 or exe._sites or not exe._host_memory or None in exe._view_out:
         return None
@@ -379,7 +381,7 @@ def _call_path(exe: Executable):
         invoke = functools.partial(_run_waiting, invoke)
     n_in, n_out = len(ins), len(outs)
 
-    def call(flat):
+    def call(flat):            # the result leaves, or None (not the closure's), or IREE_FAILED
         if len(flat) != n_in:
             return None
         args = new_list(n_in)
@@ -401,9 +403,9 @@ def _call_path(exe: Executable):
             with lock:
                 invoke(fn, args, results)
         except (RuntimeError, ValueError, IndexError):
-            return None
+            return IREE_FAILED
         if len(results) != n_out:
-            return None
+            return IREE_FAILED
         get = results.get_as_object
         out = []
         if arrays:         # results stay in their buffers

@@ -516,7 +516,9 @@ def test_the_quick_call_path_hands_irees_failures_to_the_general_path():
     exe._ctx = real
     xs, ys = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
     np.testing.assert_array_equal(exe(np.float32(2), xs, ys), 2 * xs + ys)
-    assert failed
+    assert failed == [1]                      # the closure once, then the general path
+    np.testing.assert_array_equal(exe.call_leaves([np.asarray(3, np.float32), xs, ys])[0], 3 * xs + ys)
+    assert failed == [1, 1]
 
 
 def test_programs_with_side_effects_or_replicas_take_the_general_path():
