@@ -349,8 +349,8 @@ def _call_path(exe: Executable):
     it needs (IREE's bound methods; each leaf's dtype, dims and element type), or None for
     other programs.  The closure takes the argument leaves, numpy arrays or `xla.Array`s, and
     returns the result leaves as `_invoke_leaves` does (Arrays when an argument is one), or
-    None when a leaf is neither a C-contiguous numpy array nor an Array of its parameter's
-    dtype and dims or when a numpy leaf could be passed without a copy (import_array), and
+    None when a leaf is none of a C-contiguous numpy array, an Array or a numpy scalar of its
+    parameter's dtype and dims or when a numpy leaf could be passed without a copy (import_array), and
     IREE_FAILED when IREE fails: the general path (`_invoke_leaves`) then handles the call (a
     program without side effects may run twice).  It saves the general path's per-leaf tests and calls: 3-4 us
     a call (bench/NOTES.md section 19)."""
@@ -373,6 +373,7 @@ def _call_path(exe: Executable):
     unshare = sum(not small for *_, small in outs) > 1
     rt = _rt()
     new_list, view, ndarray, frombuffer = rt.VmVariantList, rt.HalBufferView, np.ndarray, np.frombuffer
+    generic, asarray = np.generic, np.asarray
     device, target = exe._device, exe.target
     alloc = device.allocator.allocate_buffer_copy
     memory, usage = _device_buffers()
@@ -396,6 +397,9 @@ def _call_path(exe: Executable):
             elif kind is Array and a.shape == dims and a.dtype == dtype:
                 arrays = True
                 push(a._bv if a._device is device and not written else a.buffer_for(device, True, written))
+            elif isinstance(a, generic) and not dims and a.dtype == dtype:    # a numpy scalar
+                a = asarray(a)
+                push(alloc(memory, usage, device, a if wire_dt is None else a.view(wire_dt), et))
             else:
                 return None
         results = new_list(n_out)

@@ -495,6 +495,11 @@ def test_the_quick_call_path_gives_what_the_general_path_gives():
     leaves = exe.call_leaves([u, x])
     np.testing.assert_array_equal(leaves[0], u + np.uint32(7))
     assert exe._quick([u.astype(np.int64), x]) is None          # another dtype: not the closure's
+    scalar = xla.compile(axpy(), target="cpu")                  # f32[] a: numpy scalars of its dtype too
+    xs, ys = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    np.testing.assert_array_equal(scalar._quick([np.float32(2), xs, ys])[0], 2 * xs + ys)
+    assert scalar._quick([np.float64(2), xs, ys]) is None and scalar._quick([2.0, xs, ys]) is None
+    np.testing.assert_array_equal(scalar(2.0, xs, ys), 2 * xs + ys)
 
 
 def test_the_quick_call_path_hands_irees_failures_to_the_general_path():
