@@ -596,8 +596,12 @@ CAUSES = {
               "here, XLA:CPU 340-360; another target CPU, no micro-kernels or --iree-opt-level=O3 measured "
               "the same. Meeting it needs a faster f32 micro-kernel in IREE, or large f32 matmuls routed "
               "to a BLAS through a host call.",
-    "MLP": "its matmuls: 256x784x512 and its transposed forms take 0.93-0.98 ms against XLA:CPU's "
-           "0.69-0.93 (IREE's f32 matmul, as for the matmul workload).",
+    "MLP": "its matmuls (IREE's f32 matmul; untiled below 2^27 multiply-adds, python/xlair/compile.py "
+           "DATA_TILING_WORK): best rounds 2.4-2.5 ms against XLA:CPU's 2.6-2.7 on an AMD Zen 4 (bench/NOTES.md "
+           "section 19); medians above that are local-task calls slowed by other load on the machine.",
+    "max-pool": "IREE's pooling dispatch (linalg.pooling_nhwc_max): best "
+                "rounds 1.0-1.6 ms against XLA:CPU's 0.87-1.1 on an AMD Zen 4; as one generic of 4 strided reads it took 4.6-5.0 ms, as a reshape "
+                "and a reduction slower too (bench/NOTES.md sections 18 and 19).",
     "softmax": "its 2 MiB input stays in the L2 cache, so copy bandwidth is not its bound: the fused "
                "dispatch reads each row twice (max, then exp and sum) and computes an exp per element; "
                "it is faster than XLA:CPU. An online (one-pass) softmax would read each row once.",
@@ -607,11 +611,10 @@ CAUSES = {
 #: The same, for the numpy in/out comparison (where XLA:CPU aliases the caller's arrays and
 #: xlair copies them into IREE buffers: python/xlair/device.py to_device).
 NUMPY_CAUSES = {
-    "while": "a 10-element program: around IREE's 2.6 us invoke, xlair's call with numpy in and out "
-             "spends ~8 us in Python and IREE's binding calls (buffer copies, argument lists, the result "
-             "view), where jax.jit's C++ path adds ~2 us to its device call (bench/NOTES.md section 18).",
-    "MLP": "its matmuls on local-task's two workers: 3.0-6.5 ms a step from run to run (iree-benchmark-module, "
-           "8 repetitions: 3.0-6.0 ms), XLA:CPU 3.5-4.3 ms; the best rounds are within 1.12x.",
+    "MLP": CAUSES["MLP"],
+    "max-pool": CAUSES["max-pool"] + " With numpy in and out xlair reads the 25.7 MB input where it is "
+                                    "(device.import_array); XLA:CPU's time moved between 0.9 and 4.4 ms over the runs of "
+                                    "2026-11-25, xlair's between 1.2 and 2.9.",
 }
 
 
