@@ -257,7 +257,7 @@ def lower_conv(lw):
     K, I, O = list(ws.dims[:n]), ws.dims[n], ws.dims[n + 1]
     cl_out = Shape(ct, [out.dims[dn.output_batch_dimension]] + osz + [O])   # [N', spatial..., O]
     res = None
-    if named and bgc == 1 and fgc == 1 and options().on_cpu and _patches_pay(N, osz, K, C):
+    if named and bgc == 1 and fgc == 1 and options().on_cpu and _patches_pay(N, osz, K, C, options().vectors):
         res = _conv_as_matmul(x, xs, w, ws, cl_out, st, rd)
     elif named and bgc == 1 and fgc == 1:
         wide = _rocm_features(O)
@@ -299,14 +299,22 @@ def lower_conv(lw):
 MAX_PATCH_BYTES = 64 << 20
 
 
-def _patches_pay(N: int, out_spatial, window, C: int) -> bool:
-    """Whether a convolution runs as a matmul over patches (_conv_as_matmul): when its window
-    covers at least as many positions as its output has, the form of JAX's weight gradients
-    (the window is the image, the output the kernel).  IREE's convolution codegen ran a 16x28x28x32
-    -> 64 3x3 weight gradient at ~2.5 GFLOP/s (94 ms against XLA:CPU's 11.6); the patches
-    are at most MAX_PATCH_BYTES (f32)."""
+def _patches_pay(N: int, out_spatial, window, C: int, vectors: str = "512") -> bool:
+    """Whether a convolution runs as a matmul over patches (_conv_as_matmul), the patches at most
+    MAX_PATCH_BYTES (f32): when its window covers at least as many positions as its output has,
+    the form of JAX's weight gradients (the window is the image, the output the kernel: IREE's
+    convolution codegen ran a 16x28x28x32 -> 64 3x3 weight gradient at ~2.5 GFLOP/s, 94 ms
+    against XLA:CPU's 11.6); when it has few input features (C < 4: an image model's first
+    layer); and always on a CPU whose vectors are 256 bits (`vectors=256`, no AVX-512), where
+    IREE's convolution code is 2-4x slower than the patches' matmul.  Measured (AMD Zen 4, code
+    for x86-64-v3 / for znver4), ms a call: conv2d 1x56x56x64 3x3x64x64 4.28 -> 1.85 (znver4:
+    named 1.14, patches 1.54); cnn_forward 0.257 -> 0.068 (znver4 0.127 -> 0.046, its first
+    layer of 1 feature); cnn_sgd_step 1.03 -> 0.34; resnet_block_train 0.383 -> 0.161 (znver4
+    named 0.147, patches 0.163); resnet_block_eval 0.197 -> 0.073 (bench/NOTES.md section 19)."""
     q, k = _prod(out_spatial), _prod(window)
-    return k >= q and N * q * k * C * 4 <= MAX_PATCH_BYTES
+    if N * q * k * C * 4 > MAX_PATCH_BYTES:
+        return False
+    return k >= q or C < 4 or vectors == "256"
 
 
 def _conv_as_matmul(x, xs: Shape, w, ws: Shape, out: Shape, st, rd) -> ir.Value:

@@ -48,7 +48,7 @@ from .registry import (Options, TARGET_NAMES, builtin_type, cast, inline_body, r
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
-OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host")}
+OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host"), "vectors": ("512", "256")}
 
 
 def register_pass(name: str):

@@ -41,10 +41,13 @@ class Options:
     While loops in the general form (lowering/control_flow.py; the runtime's fallback when
     IREE's VM fails on a counted loop, docs/iree-limits.md).  `loops=host` keeps every loop
     driven by the host (lowering/device_loops.py moves small ones onto the CPU device; the
-    compiler's fallback when IREE refuses one)."""
+    compiler's fallback when IREE refuses one).  `vectors=256` says the CPU's widest vectors are
+    256 bits (no AVX-512: an AMD Zen 3's, x86-64-v3), where some forms lower differently
+    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features."""
     target: str | None = None
     counted: str = "on"
     loops: str = "device"
+    vectors: str = "512"
 
     @property
     def on_cpu(self) -> bool:

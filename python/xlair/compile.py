@@ -69,7 +69,8 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         module = ir.Module.parse(comp.to_text(debug_info=True))
         work = heaviest_work(module)
     opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"]) \
-        + ([] if device_loops else ["loops=host"])
+        + ([] if device_loops else ["loops=host"]) \
+        + (["vectors=256"] if needs is not None and needs.arch == "x86_64" and "avx512f" not in needs.features else [])
     pipeline.run(module, "xla-to-iree-input" + (f"{{{' '.join(opts)}}}" if opts else ""))
     with lock, context():
         host = host_calls_of(module)
