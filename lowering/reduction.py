@@ -257,8 +257,8 @@ def _prod(xs) -> int:
 # ----------------------------------------------------------------------------------------
 # SelectAndScatter
 # ----------------------------------------------------------------------------------------
-def _scatter_tiled(lw, selected: ir.Value, src: ir.Value, op_shape: Shape, S: list, wd: list, init: ir.Value,
-                   strides_lin: list) -> ir.Value:
+def _scatter_tiled(lw, scatter: ir.Region, selected: ir.Value, src: ir.Value, op_shape: Shape, S: list, wd: list,
+                   init: ir.Value, strides_lin: list) -> ir.Value:
     """Pass 2 of SelectAndScatter when the windows tile the operand exactly (strides equal to
     the window, no padding: a max pool's gradient): each operand element lies in one window, so
     it takes that window's source value when it is the element the window selected.  One
@@ -271,7 +271,6 @@ def _scatter_tiled(lw, selected: ir.Value, src: ir.Value, op_shape: Shape, S: li
     loops = 2 * rank
     i64 = ir.IntegerType.get_signless(64)
     CI = arith.CmpIPredicate
-    scatter = lw.args["scatter"]
     window_map = affine_map(loops, [2 * i for i in range(rank)])
 
     def place(chosen, value, acc):
@@ -349,7 +348,7 @@ def lower_select_and_scatter(lw):
     scatter = lw.args["scatter"]
     if options().target == "cpu" and st == wd and all(p == (0, 0) for p in pads) and \
             D == [n * w for n, w in zip(S, wd)]:
-        return _scatter_tiled(lw, selected, src, op_shape, S, wd, init, strides_lin)
+        return _scatter_tiled(lw, scatter, selected, src, op_shape, S, wd, init, strides_lin)
     p_map = affine_map(loops, list(range(rank)))
 
     def gather(_w, acc):

@@ -118,15 +118,12 @@ class Executable:
         self._align = align if host_mapped and type(align) is int and align >= 16 and not align & (align - 1) \
             else None
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
-        #: (dtype, dims) of each parameter when each is one array (no tuple, no token): `__call__`
-        #: takes numpy arrays of exactly those as they are (check_args: 1.9 us for two)
-        self._exact_in = tuple((p.dtype, tuple(p.dims)) for p in self.parameter_shapes) \
-            if not any(p.is_tuple or p.is_token for p in self.parameter_shapes) else None
         self._single_out = not self.result_shape.is_tuple
         #: the call in one closure, or None (see _call_path); `_direct` when the arguments of
-        #: `__call__` are the leaves (no tuple or token parameter)
+        #: `__call__` are the leaves (no tuple or token parameter): arrays of the parameters'
+        #: exact types go straight to it (check_args: 1.9 us for two)
         self._quick = _call_path(self)
-        self._direct = self._quick if self._exact_in is not None else None
+        self._direct = None if any(p.is_tuple or p.is_token for p in self.parameter_shapes) else self._quick
 
     def _setup_host(self, sig: dict, cfg) -> None:
         """Side effects and replicas (python/xlair/host.py): one VM context per replica, each
@@ -364,16 +361,11 @@ def _call_path(exe: Executable):
         written = i in exe._written
         importable = bool(exe._align) and nbytes >= IMPORT_BYTES and not written
         ins.append((dtype, dims, None if wire_dt == dtype else wire_dt, et, written, importable))
-    outs = []
-    for s, (dtype, dims, nbytes) in zip(exe._leaves_out, exe._view_out):
-        if nbytes == 0:
-            return None
-        outs.append((s, dtype, dims, nbytes, nbytes // dtype.itemsize, nbytes <= COPY_OUT_BYTES))
-    # large results are views of their buffers: two of them may be one buffer
-    unshare = sum(not small for *_, small in outs) > 1
+    outs = list(zip(exe._leaves_out, exe._view_out))
+    # large results are views of their buffers (device.result_view): two may be one buffer
+    unshare = sum(lay[2] > COPY_OUT_BYTES for _, lay in outs) > 1
     rt = _rt()
-    new_list, view, ndarray, frombuffer = rt.VmVariantList, rt.HalBufferView, np.ndarray, np.frombuffer
-    generic, asarray = np.generic, np.asarray
+    new_list, view, ndarray, generic, asarray = rt.VmVariantList, rt.HalBufferView, np.ndarray, np.generic, np.asarray
     device, target = exe._device, exe.target
     alloc = device.allocator.allocate_buffer_copy
     memory, usage = _device_buffers()
@@ -413,17 +405,13 @@ def _call_path(exe: Executable):
         get = results.get_as_object
         out = []
         if arrays:         # results stay in their buffers
-            for i, (s, dtype, dims, *_) in enumerate(outs):
+            for i, (s, (dtype, dims, _)) in enumerate(outs):
                 out.append(Array(get(i, view), s, device, target, dims, dtype))
             return out
-        for i, (s, dtype, dims, nbytes, count, small) in enumerate(outs):
+        for i, (s, lay) in enumerate(outs):
             bv = get(i, view)
-            if bv.byte_length != nbytes:
-                out.append(_from_device(device, bv, s, copy=False))
-            elif small:
-                out.append(frombuffer(bv.map(), dtype, count).reshape(dims).copy())
-            else:
-                out.append(bv.map().asarray(dims, dtype))
+            r = _result_view(bv, lay)
+            out.append(r if r is not None else _from_device(device, bv, s, copy=False))
         if unshare:
             _unshare(out)
         return out
