@@ -19,6 +19,7 @@ import numpy as np
 from xlair.dialect.types import Shape
 
 from .device import from_device, layout, mapped, to_device
+from .packing import groups, layout_key
 
 
 class Array:
@@ -26,7 +27,7 @@ class Array:
     `np.asarray(a)`; `shape`, `dtype`, `ndim`, `size`, `nbytes` and `xla_shape` describe it
     without reading it."""
 
-    __slots__ = ("_bv", "_shape", "_device", "_target", "shape", "dtype")
+    __slots__ = ("_bv", "_shape", "_device", "_target", "shape", "dtype", "_pack")
 
     def __init__(self, bv, shape: Shape, device, target, dims: tuple | None = None, dtype=None):
         self._bv = bv
@@ -38,6 +39,8 @@ class Array:
         #: (a program's call path), else from the shape
         self.shape = tuple(shape.dims) if dims is None else dims
         self.dtype = layout(shape)[0] if dtype is None else dtype
+        #: the Pack of the `xla.device_put` pytree the array was made with, if any
+        self._pack = None
 
     @property
     def xla_shape(self) -> Shape:
@@ -86,3 +89,44 @@ class Array:
         # a copy: on the CPU straight from the mapped buffer, else read back first
         src = mapped(self._bv, layout(self._shape)) if host else np.asarray(self)
         return to_device(device, src, self._shape)
+
+
+#: the count of Packs made in the process: xlair.jit looks for packed leaves among a call's
+#: arguments when it has changed
+packs_made = 0
+
+
+class Pack:
+    """The leaves of one `xla.device_put` pytree (Arrays of host-memory targets, each in a
+    buffer of its own) also packed: one 1-D buffer per element type, laid out as
+    `xlair.packing.groups` says.  A program compiled to take those leaves packed (its
+    signature's "packed") is handed these buffers instead of its leaves one by one
+    (runtime._call_path).  Arrays are immutable, so the copies stay equal."""
+
+    __slots__ = ("members", "key", "buffers")
+
+    def __init__(self, members: tuple, device, values: list):
+        shapes = tuple(a._shape for a in members)
+        self.members = members
+        #: the layout's key (packing.layout_key): equal keys, equal layouts
+        self.key = layout_key(shapes)
+        self.buffers = []
+        for et, total, parts in groups(shapes):
+            dtype = layout(Shape(et, ()))[0]
+            flat = np.concatenate([np.asarray(values[i], dtype).reshape(-1) for i, _, _ in parts]) \
+                if parts else np.zeros(0, dtype)
+            self.buffers.append(to_device(device, flat, Shape(et, (total,))))
+        for a in members:
+            a._pack = self
+        global packs_made
+        packs_made += 1
+
+
+def pack_run(leaves) -> tuple | None:
+    """(first, count) of the first run of argument leaves that are all the members of one
+    Pack, in order, or None."""
+    for i, a in enumerate(leaves):
+        p = a._pack if type(a) is Array else None
+        if p is not None and p.members[0] is a and tuple(leaves[i:i + len(p.members)]) == p.members:
+            return i, len(p.members)
+    return None

@@ -15,7 +15,7 @@ from xlair.lowering.cost import CONTRACTIONS, heaviest_work
 from xlair.lowering.device_loops import STACK_ATTR
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
-from . import cpus
+from . import cpus, packing
 from .artifacts import cache_dir, cache_get, cache_put, iree_version, is_sealed, seal  # noqa: F401
 from .computation import Computation
 from .device import IMPORT_BYTES, layout
@@ -30,7 +30,7 @@ from .targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
                    needs: cpus.Needs | None = None, work: int | None = None,
                    written: list[int] | None = None, stack: int | None = None,
-                   align: int | None = None) -> str:
+                   align: int | None = None, packed: list | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
     `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
     `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
@@ -39,7 +39,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
     dispatches ask for when more than IREE's default (lowering/device_loops.py stack_limit: run
     on local-task, the workers' stacks must hold it), `align` the alignment (bytes) the CPU code
     assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT: the runtime passes arrays aligned so
-    without a copy)."""
+    without a copy), `packed` the run [first, count] of argument leaves its entry point
+    `main_packed` takes packed (xlair.packing)."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -55,18 +56,27 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["stack"] = stack
     if align is not None:
         d["align"] = align
+    if packed is not None:
+        d["packed"] = packed
     return json.dumps(d)
 
 
 def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
           needs: cpus.Needs | None = None, counted: bool = True, device_loops: bool = True,
-          align: int | None = None) -> ir.Module:
+          align: int | None = None, pack: tuple | None = None) -> ir.Module:
     """A copy of the computation's module lowered to linalg (what IREE is given).  With a
     target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
     picks what that target computes well (lowering/elementwise.py widens some F32 functions to
-    F64 on the CPU only).  `needs` and `align` go into the signature (see signature_json)."""
+    F64 on the CPU only).  `needs` and `align` go into the signature (see signature_json).
+    `pack=(first, count)`: the leaves [first, first + count) also packed, by a second entry
+    point (xlair.packing)."""
+    src, run = comp, None
+    if pack is not None:
+        first, count = pack
+        run = tuple(comp.program_shape.params[first:first + count])
+        src = packing.packed_computation(comp, first, count)
     with lock, context():
-        module = ir.Module.parse(comp.to_text(debug_info=True))
+        module = ir.Module.parse(src.to_text(debug_info=True))
         work = heaviest_work(module)
     opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"]) \
         + ([] if device_loops else ["loops=host"]) \
@@ -78,13 +88,25 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
             del module.operation.attributes[HOST_CALLS_ATTR]
         main = _main(module)
         written = written_parameters(main)
-        if len(main.regions[0].blocks[0].arguments) != sum(len(p.leaves()) for p in comp.program_shape.params):
+        if len(main.regions[0].blocks[0].arguments) != sum(len(p.leaves()) for p in src.program_shape.params):
             written = None          # arguments are not the parameters' leaves one for one: say nothing
+        packed = None
+        if run is not None:
+            # the leaf entry point copies the run's leaves into the groups: of its leaves, IREE
+            # may write those after the run (the packed entry point's after its groups); the
+            # packed entry point is used only when IREE writes none of its groups
+            n_groups = len(packing.groups(run))
+            if written is not None and not any(first <= w < first + n_groups for w in written):
+                packed = [first, count]
+            if written is not None:
+                written = [w if w < first else w - n_groups + count for w in written]
+            packing.add_leaf_entry(module, run, first)
+            main = _main(module)
         attrs = module.operation.attributes
         stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None
         main.attributes["iree.reflection"] = ir.DictAttr.get(
             {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written, stack,
-                                                                align))})
+                                                                align, packed))})
         return module
 
 
@@ -179,11 +201,14 @@ def _errors(text: str) -> str:
 
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
                  arch: str | None = None, replicas: int = 1, cache: bool = True,
-                 check_limits: bool = True, counted: bool = True, device_loops: bool = True) -> bytes:
+                 check_limits: bool = True, counted: bool = True, device_loops: bool = True,
+                 pack: tuple | None = None) -> bytes:
     """The `.vmfb` of a computation for a target.  `arch` names the chip (`cpu` is its old
     name for the CPU target); `flags` are passed to IREE after xlair's own.  A computation
     using something the target's default chip is known not to support raises
-    `TargetLimitation` (see `xlair.targets.LIMITATIONS`) unless `check_limits=False`."""
+    `TargetLimitation` (see `xlair.targets.LIMITATIONS`) unless `check_limits=False`.
+    `pack=(first, count)`: a second entry point takes the argument leaves [first, first +
+    count) packed, one buffer per element type (xlair.packing)."""
     if not isinstance(comp, Computation):
         raise XlaError(f"compile takes an xla.Computation; got {type(comp).__name__}")
     tgt = target(target_name)
@@ -197,14 +222,15 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     # (the key holds the program, so the flags derived from it, program_flags, need not be in it:
     # a cache hit is found without walking the program)
     key = cache_key(comp, tgt, tgt.compile_flags(chip) + list(flags) + ([] if counted else ["(counted=off)"])
-                    + ([] if device_loops else ["(loops=host)"]), replicas) if cache else None
+                    + ([] if device_loops else ["(loops=host)"]) + ([f"(pack={pack})"] if pack else []),
+                    replicas) if cache else None
     if key:
         hit = cache_get(key)
         if hit is not None:
             return hit
     all_flags = program_flags(comp, tgt, chip, flags)
     module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops,
-                   alignment_of(tgt, all_flags))
+                   alignment_of(tgt, all_flags), pack)
     with lock, context():
         stack = _stack_flags(module)
         device = tgt.device_target(chip)
@@ -227,7 +253,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
             # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms it
             # is known to refuse are avoided there): the program with its loops on the host
             vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
-                                check_limits=check_limits, counted=counted, device_loops=False)
+                                check_limits=check_limits, counted=counted, device_loops=False, pack=pack)
         if input_key:
             cache_put(input_key, vmfb)
     if key:
@@ -277,14 +303,16 @@ def program_flags(comp: Computation, tgt: Target, chip: str | None = None, flags
 
 def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None = None,
             arch: str | None = None, replicas: int = 1, cache: bool = True,
-            check_limits: bool = True):
-    """Compile a computation for a target ("cpu", "vulkan", "cuda", "rocm" or IREE names)."""
+            check_limits: bool = True, pack: tuple | None = None):
+    """Compile a computation for a target ("cpu", "vulkan", "cuda", "rocm" or IREE names).
+    `pack=(first, count)`: the executable also takes the argument leaves [first, first + count)
+    as the leaves of one `xla.device_put` pytree, packed (xlair.packing)."""
     vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
-                        check_limits=check_limits)
+                        check_limits=check_limits, pack=pack)
     exe = Executable(vmfb, target)
     # IREE 3.13's VM can fail at run time on a counted loop (iree-org/iree#24753: a null buffer
     # ref; docs/iree-limits.md): the executable may then rebuild itself with counted loops in
     # the general form, once (runtime.Executable._fall_back)
     exe._fallback = lambda: compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
-                                         cache=cache, check_limits=check_limits, counted=False)
+                                         cache=cache, check_limits=check_limits, counted=False, pack=pack)
     return exe

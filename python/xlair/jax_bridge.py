@@ -22,7 +22,8 @@ import numpy as np
 
 from xlair.dialect.checks import XlaError
 
-from .arrays import Array
+from . import arrays as _arrays, packing
+from .arrays import Array, pack_run
 from .computation import Computation
 from .stablehlo import from_stablehlo
 
@@ -78,7 +79,8 @@ class Jitted:
         self.compile_options = compile_options
         self._cache: dict = {}
         self._lock = threading.Lock()
-        #: (tree, static arguments, executable's call path, output tree) of the last call
+        #: (tree, static arguments, executable's call path, output tree, arrays.packs_made) of
+        #: the last call
         self._last = None
         self.__name__ = _name(fn)
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -96,7 +98,7 @@ class Jitted:
         dynamic, static = self._split(args) if self.static_argnums else (args, ())
         leaves, tree = tree_util.tree_flatten((dynamic, kwargs))
         last = self._last
-        if last is not None and last[0] == tree and last[1] == static:
+        if last is not None and last[0] == tree and last[1] == static and last[4] == _arrays.packs_made:
             # the structure of the last call: the executable's call path checks each leaf's
             # type, dtype and dims itself (and says None on any other), which is what the key
             # below would tell (5 us of a call with 50 leaves, 0.5-1 with a few)
@@ -105,14 +107,12 @@ class Jitted:
                 return tree_util.tree_unflatten(last[3], outs)
         key = (tree, static, tuple(map(_signature, leaves)))
         entry = self._cache.get(key)        # (a dict lookup is atomic: the lock is for misses)
-        if entry is None:
+        if entry is None or entry[4] != _arrays.packs_made:
             with self._lock:
-                entry = self._cache.get(key)
-                if entry is None:
-                    entry = self._cache[key] = self._compile(args, kwargs)
-        exe, dtypes, out_tree, direct = entry
+                entry = self._entry(key, args, kwargs, leaves)
+        exe, dtypes, out_tree, direct = entry[:4]
         if direct and exe._quick is not None:
-            self._last = (tree, static, exe._quick, out_tree)
+            self._last = (tree, static, exe._quick, out_tree, entry[4])
         flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
                 for x, dt in zip(leaves, dtypes)]
         if direct:       # the key fixed every leaf's shape and dtype: no check again
@@ -122,7 +122,30 @@ class Jitted:
             outs = list(out) if out_tree.num_leaves > 1 else [out]
         return tree_util.tree_unflatten(out_tree, outs)
 
-    def _compile(self, args, kwargs):
+    def _entry(self, key, args, kwargs, leaves) -> list:
+        """The cache entry of a signature (under self._lock): [executable, leaf dtypes, output
+        tree, direct, the count of packs made when its leaves were last looked at, the runs
+        of packed leaves it was compiled for, or None for a program not worth packing
+        (packing.worth)].  A new `xla.device_put` pytree since then (arrays.packs_made) is
+        looked for among the leaves: a run of leaves that are one pack, not yet compiled for,
+        compiles the program again to take it packed (once a run)."""
+        made = _arrays.packs_made
+        entry = self._cache.get(key)
+        if entry is not None and entry[4] == made:
+            return entry
+        run = pack_run(leaves)
+        if entry is None or (run is not None and entry[5] is not None and run not in entry[5]):
+            exe, dtypes, out_tree, direct, light = self._compile(args, kwargs, run)
+            runs = ((entry[5] if entry is not None else set()) | {run}) if light else None
+            entry = self._cache[key] = [exe, dtypes, out_tree, direct, made, runs]
+        entry[4] = made
+        return entry
+
+    def _compile(self, args, kwargs, pack=None):
+        """(executable, leaf dtypes, output tree, whether calls hand it leaves directly, whether
+        the program is light enough to be worth packing); `pack`: the run of argument leaves
+        that are one `xla.device_put` pytree (arrays.pack_run), which the executable then also
+        takes packed (xlair.packing) when so."""
         from .compile import compile as xla_compile
         jax = _jax()
         args, kwargs = jax.tree_util.tree_map(_abstract, (args, kwargs))
@@ -131,7 +154,11 @@ class Jitted:
             raise XlaError(f"{self.__name__} returns no array; an XLA computation returns one or more")
         comp = from_stablehlo(lowered.as_text())
         comp.name = self.__name__
-        exe = xla_compile(comp, target=self.target, **self.compile_options)
+        options = dict(self.compile_options)
+        light = packing.worth(comp)
+        if pack is not None and light and "pack" not in options:
+            options["pack"] = pack
+        exe = xla_compile(comp, target=self.target, **options)
         avals = jax.tree_util.tree_leaves(lowered.in_avals)
         dtypes = [np.dtype(a.dtype) for a in avals]
         # the executable's leaves are JAX's argument and output leaves, one for one (no tuple
@@ -140,7 +167,7 @@ class Jitted:
                   and len(exe.result_shape.leaves()) == lowered.out_tree.num_leaves
                   and all(not s.is_tuple and not s.is_token and s.dtype == dt and tuple(s.dims) == tuple(a.shape)
                           for s, dt, a in zip(exe.parameter_shapes, dtypes, avals)))
-        return exe, dtypes, lowered.out_tree, direct
+        return exe, dtypes, lowered.out_tree, direct, light
 
     def lower(self, *args, **kwargs) -> Computation:
         """The xla Computation for these arguments (without compiling it)."""

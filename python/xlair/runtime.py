@@ -14,11 +14,13 @@ from xlair.dialect.types import Shape, element_type
 
 from . import cpus, effects, host
 from .artifacts import cache_dir, is_sealed
-from .arrays import Array
+from .arrays import Array, Pack
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
 from .device import result_view as _result_view, run_waiting as _run_waiting, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
+from . import packing
+from .packing import PACKED_FN, layout_key, packable
 from .targets import artifact_target, target as find_target
 from .values import check_args, flatten, parse_shape, unflatten
 
@@ -118,6 +120,9 @@ class Executable:
         self._align = align if host_mapped and type(align) is int and align >= 16 and not align & (align - 1) \
             else None
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
+        #: (first, count, layout key, entry point) of the argument leaves the program also takes
+        #: packed (its signature's "packed", xlair.packing), on the CPU; else None
+        self._packed = _packed_entry(sig.get("packed"), self._leaves_in, self._vm_module) if host_mapped else None
         self._single_out = not self.result_shape.is_tuple
         #: the call in one closure, or None (see _call_path); `_direct` when the arguments of
         #: `__call__` are the leaves (no tuple or token parameter): arrays of the parameters'
@@ -353,7 +358,7 @@ def _call_path(exe: Executable):
     a call (bench/NOTES.md section 19)."""
     if exe.replicas != 1 or exe._sites or not exe._host_memory or None in exe._view_out:
         return None
-    ins = []
+    ins = []     # per leaf: what the closure's per-leaf loop needs
     for i, (s, (wire_dt, et)) in enumerate(zip(exe._leaves_in, exe._wire_in)):
         dtype, dims, nbytes = _layout(s)
         if s.is_token:
@@ -374,13 +379,11 @@ def _call_path(exe: Executable):
         invoke = functools.partial(_run_waiting, invoke)
     n_in, n_out = len(ins), len(outs)
 
-    def call(flat):            # the result leaves, or None (not the closure's), or IREE_FAILED
-        if len(flat) != n_in:
-            return None
-        args = new_list(n_in)
-        push = args.push_ref
+    def push_leaves(push, flat, specs) -> bool | None:
+        """Push argument leaves; whether one is an Array, or None when a leaf is not the
+        closure's."""
         arrays = False
-        for a, (dtype, dims, wire_dt, et, written, importable) in zip(flat, ins):
+        for a, (dtype, dims, wire_dt, et, written, importable) in zip(flat, specs):
             kind = type(a)
             if kind is ndarray:
                 if a.shape != dims or a.dtype != dtype or importable or not a.flags.c_contiguous:
@@ -394,6 +397,37 @@ def _call_path(exe: Executable):
                 push(alloc(memory, usage, device, a if wire_dt is None else a.view(wire_dt), et))
             else:
                 return None
+        return arrays
+
+    packed = exe._packed
+    if packed is not None:
+        first, count, key, packed_fn = packed
+        stop = first + count
+        before, after = ins[:first], ins[stop:]
+        n_packed = first + n_in - stop + len(packing.groups(tuple(exe._leaves_in[first:stop])))
+
+    def call(flat):            # the result leaves, or None (not the closure's), or IREE_FAILED
+        if len(flat) != n_in:
+            return None
+        if packed is not None:
+            # the leaves of one xla.device_put pytree where the program takes them packed
+            a = flat[first]
+            p = a._pack if type(a) is Array else None
+            if p is not None and p.key == key and p.members == tuple(flat[first:stop]):
+                args = new_list(n_packed)
+                push = args.push_ref
+                if push_leaves(push, flat[:first], before) is None:
+                    return None
+                for bv in p.buffers:
+                    push(bv)
+                if push_leaves(push, flat[stop:], after) is None:
+                    return None
+                return finish(packed_fn, args, True)
+        args = new_list(n_in)
+        arrays = push_leaves(args.push_ref, flat, ins)
+        return None if arrays is None else finish(fn, args, arrays)
+
+    def finish(fn, args, arrays):
         results = new_list(n_out)
         try:
             with lock:
@@ -416,6 +450,19 @@ def _call_path(exe: Executable):
             _unshare(out)
         return out
     return call
+
+
+def _packed_entry(packed, leaves: list, vm_module) -> tuple | None:
+    """(first, count, layout key, entry point) from a signature's "packed" [first, count], or
+    None when it has none (or not a run of array leaves, or no such entry point)."""
+    if not (type(packed) is list and len(packed) == 2 and all(type(v) is int for v in packed)):
+        return None
+    first, count = packed
+    run = tuple(leaves[first:first + count])
+    if first < 0 or count < 1 or len(run) != count or any(s.is_tuple or s.is_token for s in run):
+        return None
+    fn = vm_module.lookup_function(PACKED_FN)
+    return None if fn is None else (first, count, layout_key(run), fn)
 
 
 def _unshare(host: list, inputs: list = ()) -> None:
@@ -551,13 +598,20 @@ def device_put(x, target: str = "cpu"):
     """`x` copied to `target`'s device as an `xla.Array`.  A pytree of arrays becomes the same
     pytree of Arrays: tuples, named tuples, lists and dicts, and, when JAX is imported, every
     pytree JAX knows (flax and optax states).  An Array already on that target is returned
-    as is."""
+    as is.  On the CPU, the leaves of a JAX pytree of at least `packing.MIN_LEAVES` arrays
+    (at most `packing.MAX_BYTES`) are also kept packed (arrays.Pack): a program that `xla.jit`
+    compiled for them takes them as one buffer per element type (xlair.packing)."""
     tgt = find_target(target)
     device, host_memory = _config(tgt.driver).device, tgt.backend == "llvm-cpu"
     jax = sys.modules.get("jax")
-    if jax is not None:
-        return jax.tree_util.tree_map(lambda v: _put(v, tgt, device, host_memory), x)
-    return _put(x, tgt, device, host_memory)
+    if jax is None:
+        return _put(x, tgt, device, host_memory)
+    tree_util = jax.tree_util
+    values, tree = tree_util.tree_flatten(x)
+    leaves = [_put(v, tgt, device, host_memory) for v in values]
+    if host_memory and packable([a._shape for a in leaves]):
+        Pack(tuple(leaves), device, [v if type(v) is not Array else np.asarray(v) for v in values])
+    return tree_util.tree_unflatten(tree, leaves)
 
 
 def _put(x, tgt, device, host_memory):

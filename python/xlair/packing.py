@@ -1,0 +1,169 @@
+"""Packed parameters: a run of argument leaves passed as one buffer per element type.
+
+IREE's invoke costs ~0.35 us a buffer argument (a buffer-view assert, its buffer, a buffer
+assert, and a copy when the program's body is one dispatch of many bindings) and filling its
+argument list ~0.17 us more; a program of 50 small leaves spent 26 of its 48 us a call there
+(bench/NOTES.md section 20).  A program compiled with `pack=(first, count)` has a second entry
+point, `main_packed`, that takes the leaves [first, first + count) as one 1-D buffer per
+element type (the leaves' elements one after another, in the order of `groups`); `main`, the
+entry point of one buffer a leaf, copies its leaves into such buffers and calls it, so both
+entry points share one body and its dispatches.  `xla.device_put` of a pytree keeps the
+leaves so packed beside their own buffers (arrays.Pack), and the call path hands a program a
+pack whose leaves are exactly its run (runtime._call_path).
+"""
+from __future__ import annotations
+
+import functools
+
+from xlair.dialect.checks import XlaError
+from xlair.dialect.core import functions
+from xlair.dialect.ir import context, ir, lock
+from xlair.dialect.types import Shape
+from xlair.lowering.cost import heaviest_work
+
+from . import ops
+from .builder import Builder
+from .device import layout
+
+#: the entry point that takes packed leaves
+PACKED_FN = "main_packed"
+#: a run of fewer leaves is not packed (the saving is ~0.5 us a leaf)
+MIN_LEAVES = 8
+#: nor a run of more bytes: a pack is a second copy of its leaves (arrays.Pack), and the
+#: per-leaf cost matters less beside the work of large arrays
+MAX_BYTES = 1 << 22
+
+
+@functools.lru_cache(maxsize=256)
+def groups(shapes: tuple) -> tuple:
+    """The packed layout of leaves of these shapes (a tuple of array Shapes): per element
+    type, in the order of its first leaf, (element type, total elements, ((leaf index,
+    offset, elements), ...))."""
+    order: dict = {}
+    for i, s in enumerate(shapes):
+        n = 1
+        for d in s.dims:
+            n *= d
+        members = order.setdefault(s.element_type, [])
+        offset = members[-1][1] + members[-1][2] if members else 0
+        members.append((i, offset, n))
+    return tuple((et, m[-1][1] + m[-1][2], tuple(m)) for et, m in order.items())
+
+
+#: nor the leaves of a program whose heaviest op does more multiply-adds (lowering/cost.py):
+#: its run dwarfs the ~0.5 us a leaf, and the second entry point's dispatches are compiled
+#: again (add_leaf_entry)
+MAX_WORK = 1 << 22
+
+
+def worth(comp) -> bool:
+    """Whether a program is light enough for its leaves to be worth packing (MAX_WORK)."""
+    with lock, context():
+        return heaviest_work(comp.module) <= MAX_WORK
+
+
+_KEYS: dict = {}
+
+
+def layout_key(shapes: tuple) -> int:
+    """A small integer naming the packed layout of leaves of these shapes (one per distinct
+    sequence of element types and dimensions in the process): the call path compares two
+    layouts by one integer comparison."""
+    k = tuple((str(s.element_type), tuple(s.dims)) for s in shapes)
+    return _KEYS.setdefault(k, len(_KEYS))
+
+
+def packable(shapes) -> bool:
+    """Whether leaves of these shapes are worth packing: at least MIN_LEAVES arrays, no token
+    or tuple, at most MAX_BYTES in all."""
+    shapes = list(shapes)
+    if len(shapes) < MIN_LEAVES or any(s.is_tuple or s.is_token for s in shapes):
+        return False
+    return sum(layout(s)[2] for s in shapes) <= MAX_BYTES
+
+
+def packed_computation(comp, first: int, count: int):
+    """The computation whose parameters are comp's leaves [0, first), then the packed groups of
+    the leaves [first, first + count), then the rest; it slices each leaf out of its group and
+    calls comp.  comp's parameters must be arrays (no tuples: jax programs' are)."""
+    params = list(comp.program_shape.params)
+    if any(p.is_tuple or p.is_token for p in params):
+        raise XlaError(f"pack: the parameters of {comp.name} must be arrays to be packed")
+    if not (0 <= first and count >= 1 and first + count <= len(params)):
+        raise XlaError(f"pack: the run [{first}, {first + count}) is not within the {len(params)} "
+                       f"parameters of {comp.name}")
+    run = tuple(params[first:first + count])
+    b = Builder(comp.name)
+    number = 0
+
+    def parameter(shape):
+        nonlocal number
+        number += 1
+        return b.parameter(number - 1, shape, f"p{number - 1}")
+
+    args = [parameter(s) for s in params[:first]]
+    leaves = [None] * count
+    for et, total, members in groups(run):
+        g = parameter(Shape(et, (total,)))
+        for i, offset, n in members:
+            piece = g if n == total else ops.slice(g, [offset], [offset + n], [1])
+            leaves[i] = ops.reshape(piece, new_sizes=list(run[i].dims))
+    args += leaves
+    args += [parameter(s) for s in params[first + count:]]
+    return b.build(ops.call(comp, args))
+
+
+def add_leaf_entry(module: ir.Module, run: tuple, first: int) -> None:
+    """Rename the lowered module's `main` (packed parameters, see packed_computation) to
+    PACKED_FN, and add a `main` of one parameter a leaf that packs them and calls it.  `run`:
+    the Shapes of the packed leaves."""
+    with lock, context():
+        packed = functions(module)["main"]
+        ft = ir.FunctionType(ir.TypeAttr(packed.attributes["function_type"]).value)
+        layout = groups(run)
+        ins, results = [str(t) for t in ft.inputs], [str(t) for t in ft.results]
+        n_groups = len(layout)
+        group_types = ins[first:first + n_groups]
+        leaf_types = [None] * len(run)
+        for (et, total, members), gt in zip(layout, group_types):
+            elt = gt[gt.rindex("x") + 1:-1]              # tensor<Nxelt>
+            for i, _, _ in members:
+                dims = run[i].dims
+                leaf_types[i] = f"tensor<{''.join(f'{d}x' for d in dims)}{elt}>"
+        params = ins[:first] + leaf_types + ins[first + n_groups:]
+        lines = [f"func.func @main({', '.join(f'%a{k}: {t}' for k, t in enumerate(params))}) -> "
+                 f"({', '.join(results)}) {{"]
+        call_args = [f"%a{k}" for k in range(first)]
+        for g, ((et, total, members), gt) in enumerate(zip(layout, group_types)):
+            acc = f"%e{g}"
+            lines.append(f"  {acc} = tensor.empty() : {gt}")
+            for i, offset, n in members:
+                src, t = f"%a{first + i}", leaf_types[i]
+                flat = f"tensor<{n}x{gt[gt.rindex('x') + 1:]}"
+                rank = len(run[i].dims)
+                if rank == 0:
+                    lines.append(f"  %f{i} = tensor.expand_shape {src} [] output_shape [1] : {t} into {flat}")
+                    src = f"%f{i}"
+                elif rank > 1:
+                    lines.append(f"  %f{i} = tensor.collapse_shape {src} [[{', '.join(map(str, range(rank)))}]] "
+                                 f": {t} into {flat}")
+                    src = f"%f{i}"
+                lines.append(f"  %s{i} = tensor.insert_slice {src} into {acc}[{offset}] [{n}] [1] : {flat} into {gt}")
+                acc = f"%s{i}"
+            call_args.append(acc)
+        call_args += [f"%a{k}" for k in range(first + len(run), len(params))]
+        n_res = len(results)
+        res = "%r" + (f":{n_res}" if n_res > 1 else "") if n_res else ""
+        outs = [f"%r#{k}" for k in range(n_res)] if n_res > 1 else ["%r"]
+        lines += [f"  {res}{' = ' if res else ''}func.call @{PACKED_FN}({', '.join(call_args)}) : ({', '.join(ins)}) -> "
+                  f"({', '.join(results)})",
+                  f"  return {', '.join(outs)} : {', '.join(results)}" if n_res else "  return", "}"]
+        # (the callee declared for the parser; only the new `main` moves into the module).
+        # IREE inlines it, so its dispatches are compiled twice, once for each entry point: a
+        # body that both call without inlining (a private `noinline` function) is refused by
+        # IREE 3.13 when one caller passes its arguments and the other buffers it made
+        # (docs/iree-limits.md)
+        lines.append(f"func.func private @{PACKED_FN}({', '.join(ins)}) -> ({', '.join(results)})")
+        wrapper = ir.Module.parse("\n".join(lines))
+        packed.attributes["sym_name"] = ir.StringAttr.get(PACKED_FN)
+        wrapper.body.operations[0].operation.move_before(packed)
