@@ -62,6 +62,7 @@ def main(argv=None) -> int:
 
     runs = {"xlair": xla.jit(step, target=args.target), "jax": jax.jit(step)}
     state = {k: (params, jax.tree_util.tree_map(np.asarray, opt.init(params))) for k in runs}
+    state["xlair"] = xla.device_put(state["xlair"], target=args.target)   # kept on the device
     losses = {k: [] for k in runs}
     seconds = {k: 0.0 for k in runs}
     for i in range(args.steps):

@@ -14,6 +14,8 @@ its whole life.
 """
 from __future__ import annotations
 
+from operator import is_
+
 import numpy as np
 
 from xlair.dialect.types import Shape
@@ -25,7 +27,8 @@ from .packing import groups, layout_key
 class Array:
     """An array in a device buffer (an IREE buffer view) on one target's device.  Read it with
     `np.asarray(a)`; `shape`, `dtype`, `ndim`, `size`, `nbytes` and `xla_shape` describe it
-    without reading it."""
+    without reading it.  A leaf of a program's packed results (xlair.packing) has no buffer of
+    its own (`_bv` None) until one is needed: its values are in its Pack's buffers."""
 
     __slots__ = ("_bv", "_shape", "_device", "_target", "shape", "dtype", "_pack")
 
@@ -64,8 +67,24 @@ class Array:
         return self._target.name
 
     def __array__(self, dtype=None, copy=None):
-        a = from_device(self._device, self._bv, self._shape, copy=True)
+        if self._bv is None:       # a leaf of a program's packed results, read in its group
+            a = self._pack.leaf(self).copy()
+        else:
+            a = from_device(self._device, self._bv, self._shape, copy=True)
         return a if dtype is None else a.astype(dtype, copy=False)
+
+    # a one-element array as a Python number, as numpy and jax.Array do
+    def __float__(self) -> float:
+        return float(np.asarray(self))
+
+    def __int__(self) -> int:
+        return int(np.asarray(self))
+
+    def __complex__(self) -> complex:
+        return complex(np.asarray(self))
+
+    def __bool__(self) -> bool:
+        return bool(np.asarray(self))
 
     def block_until_ready(self) -> "Array":
         """The array (xlair's calls return when their results are written)."""
@@ -84,6 +103,8 @@ class Array:
         when the program may write it (`fresh`) or the array lives on another device (CPU
         devices share host memory, so any CPU device takes any CPU array)."""
         host = host_memory and self._target.backend == "llvm-cpu"
+        if self._bv is None:       # a leaf of packed results: a buffer of its own, once
+            self._bv = to_device(self._device, self._pack.leaf(self), self._shape)
         if (device is self._device or host) and not fresh:
             return self._bv
         # a copy: on the CPU straight from the mapped buffer, else read back first
@@ -103,23 +124,46 @@ class Pack:
     signature's "packed") is handed these buffers instead of its leaves one by one
     (runtime._call_path).  Arrays are immutable, so the copies stay equal."""
 
-    __slots__ = ("members", "key", "buffers")
+    __slots__ = ("members", "key", "buffers", "_where")
 
     def __init__(self, members: tuple, device, values: list):
+        """The pack of `members` (new Arrays of a host-memory device) holding `values`, their
+        values as numpy arrays (xla.device_put)."""
         shapes = tuple(a._shape for a in members)
-        self.members = members
-        #: the layout's key (packing.layout_key): equal keys, equal layouts
-        self.key = layout_key(shapes)
-        self.buffers = []
+        buffers = []
         for et, total, parts in groups(shapes):
             dtype = layout(Shape(et, ()))[0]
             flat = np.concatenate([np.asarray(values[i], dtype).reshape(-1) for i, _, _ in parts]) \
                 if parts else np.zeros(0, dtype)
-            self.buffers.append(to_device(device, flat, Shape(et, (total,))))
-        for a in members:
-            a._pack = self
+            buffers.append(to_device(device, flat, Shape(et, (total,))))
+        self._adopt(members, layout_key(shapes), buffers)
         global packs_made
         packs_made += 1
+
+    @classmethod
+    def of_results(cls, members: tuple, key: int, buffers: list) -> "Pack":
+        """The pack of a program's packed results: `members` new Arrays without buffers of
+        their own, `buffers` the groups the program returned (of layout `key`).  (Not counted
+        in packs_made: a program compiled for the pack it was given takes these too.)"""
+        p = cls.__new__(cls)
+        p._adopt(members, key, buffers)
+        return p
+
+    def _adopt(self, members: tuple, key: int, buffers: list) -> None:
+        self.members, self.key, self.buffers, self._where = members, key, buffers, None
+        for a in members:
+            a._pack = self
+
+    def leaf(self, a: Array) -> np.ndarray:
+        """A numpy view of member `a`'s values in its group (host memory; valid while the
+        view lives)."""
+        if self._where is None:    # member -> (group, offset, elements), on first use
+            shapes = tuple(m._shape for m in self.members)
+            self._where = {id(self.members[i]): (g, total, offset, n)
+                           for g, (_, total, parts) in enumerate(groups(shapes)) for i, offset, n in parts}
+        g, total, offset, n = self._where[id(a)]
+        group = mapped(self.buffers[g], (a.dtype, (total,), total * a.dtype.itemsize))
+        return group[offset:offset + n].reshape(a.shape)
 
 
 def pack_run(leaves) -> tuple | None:
@@ -127,6 +171,7 @@ def pack_run(leaves) -> tuple | None:
     Pack, in order, or None."""
     for i, a in enumerate(leaves):
         p = a._pack if type(a) is Array else None
-        if p is not None and p.members[0] is a and tuple(leaves[i:i + len(p.members)]) == p.members:
+        if p is not None and p.members[0] is a and len(leaves) - i >= len(p.members) and \
+                all(map(is_, p.members, leaves[i:i + len(p.members)])):
             return i, len(p.members)
     return None

@@ -40,7 +40,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
     on local-task, the workers' stacks must hold it), `align` the alignment (bytes) the CPU code
     assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT: the runtime passes arrays aligned so
     without a copy), `packed` the run [first, count] of argument leaves its entry point
-    `main_packed` takes packed (xlair.packing)."""
+    `main_packed` takes packed, and where it returns leaves of that run's shapes packed
+    (xlair.packing.out_run), [first, count, out_first]."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -70,11 +71,13 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     F64 on the CPU only).  `needs` and `align` go into the signature (see signature_json).
     `pack=(first, count)`: the leaves [first, first + count) also packed, by a second entry
     point (xlair.packing)."""
-    src, run = comp, None
+    src, run, out_first = comp, None, None
     if pack is not None:
         first, count = pack
         run = tuple(comp.program_shape.params[first:first + count])
-        src = packing.packed_computation(comp, first, count)
+        out_first = packing.out_run(comp, first, count) if 0 <= first and first + count <= len(
+            comp.program_shape.params) else None
+        src = packing.packed_computation(comp, first, count, out_first)
     with lock, context():
         module = ir.Module.parse(src.to_text(debug_info=True))
         work = heaviest_work(module)
@@ -97,10 +100,10 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
             # packed entry point is used only when IREE writes none of its groups
             n_groups = len(packing.groups(run))
             if written is not None and not any(first <= w < first + n_groups for w in written):
-                packed = [first, count]
+                packed = [first, count] + ([out_first] if out_first is not None else [])
             if written is not None:
                 written = [w if w < first else w - n_groups + count for w in written]
-            packing.add_leaf_entry(module, run, first)
+            packing.add_leaf_entry(module, run, first, out_first)
             main = _main(module)
         attrs = module.operation.attributes
         stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None

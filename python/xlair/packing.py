@@ -5,11 +5,14 @@ assert, and a copy when the program's body is one dispatch of many bindings) and
 argument list ~0.17 us more; a program of 50 small leaves spent 26 of its 48 us a call there
 (bench/NOTES.md section 20).  A program compiled with `pack=(first, count)` has a second entry
 point, `main_packed`, that takes the leaves [first, first + count) as one 1-D buffer per
-element type (the leaves' elements one after another, in the order of `groups`); `main`, the
-entry point of one buffer a leaf, copies its leaves into such buffers and calls it, so both
-entry points share one body and its dispatches.  `xla.device_put` of a pytree keeps the
-leaves so packed beside their own buffers (arrays.Pack), and the call path hands a program a
-pack whose leaves are exactly its run (runtime._call_path).
+element type (the leaves' elements one after another, in the order of `groups`), and returns
+the results of those shapes in that order (`out_run`: a training step's new state) packed the
+same way; `main`, the entry point of one buffer a leaf, copies its leaves into such buffers,
+calls it and slices the packed results apart (IREE inlines the call: the body's dispatches
+are compiled for each entry point).  `xla.device_put` of a pytree keeps the leaves so packed
+beside their own buffers (arrays.Pack); the call path hands a program a pack whose leaves are
+exactly its run, and makes the packed results a new Pack whose Arrays have no buffers of
+their own until one is needed (runtime._call_path).
 """
 from __future__ import annotations
 
@@ -82,10 +85,27 @@ def packable(shapes) -> bool:
     return sum(layout(s)[2] for s in shapes) <= MAX_BYTES
 
 
-def packed_computation(comp, first: int, count: int):
+def out_run(comp, first: int, count: int) -> int | None:
+    """Where the program returns leaves of the packed run's shapes, in order: the first index
+    c of its result tuple whose elements [c, c + count) are arrays of the shapes of its
+    parameters [first, first + count) (a training step's new state), or None."""
+    sig = comp.program_shape
+    res = sig.result
+    if not res.is_tuple or any(r.is_tuple or r.is_token for r in res.tuple_shapes):
+        return None
+    run, outs = tuple(sig.params[first:first + count]), tuple(res.tuple_shapes)
+    for c in range(len(outs) - count + 1):
+        if outs[c:c + count] == run:
+            return c
+    return None
+
+
+def packed_computation(comp, first: int, count: int, out_first: int | None = None):
     """The computation whose parameters are comp's leaves [0, first), then the packed groups of
     the leaves [first, first + count), then the rest; it slices each leaf out of its group and
-    calls comp.  comp's parameters must be arrays (no tuples: jax programs' are)."""
+    calls comp.  comp's parameters must be arrays (no tuples: jax programs' are).  With
+    `out_first` (out_run), its results [out_first, out_first + count) are returned packed the
+    same way, one group each in their place."""
     params = list(comp.program_shape.params)
     if any(p.is_tuple or p.is_token for p in params):
         raise XlaError(f"pack: the parameters of {comp.name} must be arrays to be packed")
@@ -110,13 +130,32 @@ def packed_computation(comp, first: int, count: int):
             leaves[i] = ops.reshape(piece, new_sizes=list(run[i].dims))
     args += leaves
     args += [parameter(s) for s in params[first + count:]]
-    return b.build(ops.call(comp, args))
+    out = ops.call(comp, args)
+    if out_first is None:
+        return b.build(out)
+    res = [ops.get_tuple_element(out, k) for k in range(len(comp.program_shape.result.tuple_shapes))]
+    packed = []
+    for et, total, members in groups(run):
+        pieces = [ops.reshape(res[out_first + i], new_sizes=[n]) for i, _, n in members]
+        packed.append(pieces[0] if len(pieces) == 1 else ops.concatenate(pieces, 0))
+    return b.build(ops.tuple(b, [*res[:out_first], *packed, *res[out_first + count:]]))
 
 
-def add_leaf_entry(module: ir.Module, run: tuple, first: int) -> None:
+def _leaf_types(run: tuple, layout: tuple, group_types: list) -> list:
+    """The lowered tensor types of the run's leaves, from their groups' types."""
+    types = [None] * len(run)
+    for (et, total, members), gt in zip(layout, group_types):
+        elt = gt[gt.rindex("x") + 1:-1]              # tensor<Nxelt>
+        for i, _, _ in members:
+            types[i] = f"tensor<{''.join(f'{d}x' for d in run[i].dims)}{elt}>"
+    return types
+
+
+def add_leaf_entry(module: ir.Module, run: tuple, first: int, out_first: int | None = None) -> None:
     """Rename the lowered module's `main` (packed parameters, see packed_computation) to
-    PACKED_FN, and add a `main` of one parameter a leaf that packs them and calls it.  `run`:
-    the Shapes of the packed leaves."""
+    PACKED_FN, and add a `main` of one parameter a leaf that packs them, calls it and (with
+    `out_first`) slices the leaves out of its packed results.  `run`: the Shapes of the packed
+    leaves."""
     with lock, context():
         packed = functions(module)["main"]
         ft = ir.FunctionType(ir.TypeAttr(packed.attributes["function_type"]).value)
@@ -124,15 +163,13 @@ def add_leaf_entry(module: ir.Module, run: tuple, first: int) -> None:
         ins, results = [str(t) for t in ft.inputs], [str(t) for t in ft.results]
         n_groups = len(layout)
         group_types = ins[first:first + n_groups]
-        leaf_types = [None] * len(run)
-        for (et, total, members), gt in zip(layout, group_types):
-            elt = gt[gt.rindex("x") + 1:-1]              # tensor<Nxelt>
-            for i, _, _ in members:
-                dims = run[i].dims
-                leaf_types[i] = f"tensor<{''.join(f'{d}x' for d in dims)}{elt}>"
+        leaf_types = _leaf_types(run, layout, group_types)
         params = ins[:first] + leaf_types + ins[first + n_groups:]
+        out_types = results if out_first is None else \
+            results[:out_first] + _leaf_types(run, layout, results[out_first:out_first + n_groups]) + \
+            results[out_first + n_groups:]
         lines = [f"func.func @main({', '.join(f'%a{k}: {t}' for k, t in enumerate(params))}) -> "
-                 f"({', '.join(results)}) {{"]
+                 f"({', '.join(out_types)}) {{"]
         call_args = [f"%a{k}" for k in range(first)]
         for g, ((et, total, members), gt) in enumerate(zip(layout, group_types)):
             acc = f"%e{g}"
@@ -155,9 +192,26 @@ def add_leaf_entry(module: ir.Module, run: tuple, first: int) -> None:
         n_res = len(results)
         res = "%r" + (f":{n_res}" if n_res > 1 else "") if n_res else ""
         outs = [f"%r#{k}" for k in range(n_res)] if n_res > 1 else ["%r"]
-        lines += [f"  {res}{' = ' if res else ''}func.call @{PACKED_FN}({', '.join(call_args)}) : ({', '.join(ins)}) -> "
-                  f"({', '.join(results)})",
-                  f"  return {', '.join(outs)} : {', '.join(results)}" if n_res else "  return", "}"]
+        lines.append(f"  {res}{' = ' if res else ''}func.call @{PACKED_FN}({', '.join(call_args)}) : "
+                     f"({', '.join(ins)}) -> ({', '.join(results)})")
+        if out_first is not None:          # the leaves sliced out of the packed results
+            leaves = [None] * len(run)
+            for g, (et, total, members) in enumerate(layout):
+                gt = results[out_first + g]
+                for i, offset, n in members:
+                    flat, t = f"tensor<{n}x{gt[gt.rindex('x') + 1:]}", out_types[out_first + i]
+                    lines.append(f"  %o{i} = tensor.extract_slice {outs[out_first + g]}[{offset}] [{n}] [1] : "
+                                 f"{gt} to {flat}")
+                    rank = len(run[i].dims)
+                    if rank == 0:
+                        lines.append(f"  %u{i} = tensor.collapse_shape %o{i} [] : {flat} into {t}")
+                    elif rank > 1:
+                        dims = ", ".join(map(str, run[i].dims))
+                        lines.append(f"  %u{i} = tensor.expand_shape %o{i} [[{', '.join(map(str, range(rank)))}]] "
+                                     f"output_shape [{dims}] : {flat} into {t}")
+                    leaves[i] = f"%u{i}" if rank != 1 else f"%o{i}"
+            outs = outs[:out_first] + leaves + outs[out_first + n_groups:]
+        lines += [f"  return {', '.join(outs)} : {', '.join(out_types)}" if n_res else "  return", "}"]
         # (the callee declared for the parser; only the new `main` moves into the module).
         # IREE inlines it, so its dispatches are compiled twice, once for each entry point: a
         # body that both call without inlining (a private `noinline` function) is refused by

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+from operator import is_
 import os
 import sys
 import threading
@@ -122,7 +123,8 @@ class Executable:
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
         #: (first, count, layout key, entry point) of the argument leaves the program also takes
         #: packed (its signature's "packed", xlair.packing), on the CPU; else None
-        self._packed = _packed_entry(sig.get("packed"), self._leaves_in, self._vm_module) if host_mapped else None
+        self._packed = _packed_entry(sig.get("packed"), self._leaves_in, self._leaves_out,
+                                     self._vm_module) if host_mapped else None
         self._single_out = not self.result_shape.is_tuple
         #: the call in one closure, or None (see _call_path); `_direct` when the arguments of
         #: `__call__` are the leaves (no tuple or token parameter): arrays of the parameters'
@@ -271,7 +273,8 @@ class Executable:
                 written = self._written
                 for i, (a, s, io) in enumerate(zip(flat, self._leaves_in, self._wire_in)):
                     if type(a) is Array:     # its own buffer, in the common case
-                        push(a._bv if a._device is device and i not in written
+                        bv = a._bv
+                        push(bv if bv is not None and a._device is device and i not in written
                              else a.buffer_for(device, self._host_memory, i in written))
                         continue
                     bv = _import_array(device, a, s, io, align) if align and i not in written else None
@@ -391,7 +394,9 @@ def _call_path(exe: Executable):
                 push(alloc(memory, usage, device, a if wire_dt is None else a.view(wire_dt), et))
             elif kind is Array and a.shape == dims and a.dtype == dtype:
                 arrays = True
-                push(a._bv if a._device is device and not written else a.buffer_for(device, True, written))
+                bv = a._bv
+                push(bv if bv is not None and a._device is device and not written
+                     else a.buffer_for(device, True, written))
             elif isinstance(a, generic) and not dims and a.dtype == dtype:    # a numpy scalar
                 a = asarray(a)
                 push(alloc(memory, usage, device, a if wire_dt is None else a.view(wire_dt), et))
@@ -401,10 +406,18 @@ def _call_path(exe: Executable):
 
     packed = exe._packed
     if packed is not None:
-        first, count, key, packed_fn = packed
+        first, count, key, packed_fn, out_first = packed
         stop = first + count
         before, after = ins[:first], ins[stop:]
-        n_packed = first + n_in - stop + len(packing.groups(tuple(exe._leaves_in[first:stop])))
+        n_groups = len(packing.groups(tuple(exe._leaves_in[first:stop])))
+        n_packed = first + n_in - stop + n_groups
+        # the results: of the leaf entry point's, those before and after the packed run
+        # (out_first), which the packed entry point returns as n_groups groups
+        if out_first is None:
+            packed_outs, run_out = outs, ()
+        else:
+            packed_outs = outs[:out_first] + [None] * n_groups + outs[out_first + count:]
+            run_out = tuple((s, lay[1], lay[0]) for s, lay in outs[out_first:out_first + count])
 
     def call(flat):            # the result leaves, or None (not the closure's), or IREE_FAILED
         if len(flat) != n_in:
@@ -413,7 +426,7 @@ def _call_path(exe: Executable):
             # the leaves of one xla.device_put pytree where the program takes them packed
             a = flat[first]
             p = a._pack if type(a) is Array else None
-            if p is not None and p.key == key and p.members == tuple(flat[first:stop]):
+            if p is not None and p.key == key and all(map(is_, p.members, flat[first:stop])):
                 args = new_list(n_packed)
                 push = args.push_ref
                 if push_leaves(push, flat[:first], before) is None:
@@ -422,26 +435,50 @@ def _call_path(exe: Executable):
                     push(bv)
                 if push_leaves(push, flat[stop:], after) is None:
                     return None
-                return finish(packed_fn, args, True)
+                results = run(packed_fn, args, len(packed_outs))
+                if results is IREE_FAILED or out_first is None:
+                    return results if results is IREE_FAILED else arrays_of(results, outs)
+                # the packed results: new Arrays of one Pack, without buffers of their own
+                out = arrays_of(results, packed_outs)
+                leaves = tuple(Array(None, s, device, target, dims, dtype) for s, dims, dtype in run_out)
+                Pack.of_results(leaves, key, out[out_first:out_first + n_groups])
+                out[out_first:out_first + n_groups] = leaves
+                return out
         args = new_list(n_in)
         arrays = push_leaves(args.push_ref, flat, ins)
-        return None if arrays is None else finish(fn, args, arrays)
+        if arrays is None:
+            return None
+        results = run(fn, args, n_out)
+        if results is IREE_FAILED:
+            return results
+        return arrays_of(results, outs) if arrays else numpy_of(results)
 
-    def finish(fn, args, arrays):
-        results = new_list(n_out)
+    def run(fn, args, n):
+        """IREE's results of fn on args (n of them), or IREE_FAILED."""
+        results = new_list(n)
         try:
             with lock:
                 invoke(fn, args, results)
         except (RuntimeError, ValueError, IndexError):
             return IREE_FAILED
-        if len(results) != n_out:
-            return IREE_FAILED
+        return results if len(results) == n else IREE_FAILED
+
+    def arrays_of(results, kinds) -> list:
+        """The results left in their buffers, as Arrays (`kinds`: per result, its (shape,
+        layout), or None for a group: its buffer view)."""
         get = results.get_as_object
         out = []
-        if arrays:         # results stay in their buffers
-            for i, (s, (dtype, dims, _)) in enumerate(outs):
+        for i, kind in enumerate(kinds):
+            if kind is None:
+                out.append(get(i, view))
+            else:
+                s, (dtype, dims, _) = kind
                 out.append(Array(get(i, view), s, device, target, dims, dtype))
-            return out
+        return out
+
+    def numpy_of(results) -> list:
+        get = results.get_as_object
+        out = []
         for i, (s, lay) in enumerate(outs):
             bv = get(i, view)
             r = _result_view(bv, lay)
@@ -452,17 +489,21 @@ def _call_path(exe: Executable):
     return call
 
 
-def _packed_entry(packed, leaves: list, vm_module) -> tuple | None:
-    """(first, count, layout key, entry point) from a signature's "packed" [first, count], or
-    None when it has none (or not a run of array leaves, or no such entry point)."""
-    if not (type(packed) is list and len(packed) == 2 and all(type(v) is int for v in packed)):
+def _packed_entry(packed, leaves: list, leaves_out: list, vm_module) -> tuple | None:
+    """(first, count, layout key, entry point, out_first or None) from a signature's "packed"
+    [first, count] or [first, count, out_first], or None when it has none (or not a run of
+    array leaves, or no such entry point)."""
+    if not (type(packed) is list and len(packed) in (2, 3) and all(type(v) is int for v in packed)):
         return None
-    first, count = packed
+    first, count = packed[:2]
+    out_first = packed[2] if len(packed) == 3 else None
     run = tuple(leaves[first:first + count])
     if first < 0 or count < 1 or len(run) != count or any(s.is_tuple or s.is_token for s in run):
         return None
+    if out_first is not None and (out_first < 0 or tuple(leaves_out[out_first:out_first + count]) != run):
+        return None
     fn = vm_module.lookup_function(PACKED_FN)
-    return None if fn is None else (first, count, layout_key(run), fn)
+    return None if fn is None else (first, count, layout_key(run), fn, out_first)
 
 
 def _unshare(host: list, inputs: list = ()) -> None:

@@ -214,3 +214,13 @@ def _add_s32():
     b = xla.Builder("add")
     O.add(b.parameter(0, Shape(S32, ()), "a"), b.parameter(1, Shape(S32, ()), "b"))
     return b.build()
+
+
+def test_one_element_array_as_python_number():
+    """float(), int(), complex() and bool() of a one-element Array, as of a numpy array (a
+    training loop's `float(loss)`)."""
+    x = xla.device_put(np.float32(2.5))
+    assert float(x) == 2.5 and int(x) == 2 and complex(x) == 2.5 + 0j and bool(x) is True
+    assert bool(xla.device_put(np.zeros((1, 1), np.int32))) is False
+    with pytest.raises(TypeError):
+        float(xla.device_put(np.ones(3, np.float32)))

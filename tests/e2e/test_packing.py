@@ -140,3 +140,40 @@ def test_compile_pack_run_outside_the_parameters():
         xla.compile(comp, pack=(1, 2))
     exe = xla.compile(comp, pack=(0, 2))
     np.testing.assert_array_equal(exe(np.ones(2, np.float32), np.arange(2, dtype=np.float32)), [1, 2])
+
+
+def _loop_step(p, x):
+    """A training-step shape: (loss, new state) with the state's leaves in the same shapes."""
+    new = {k: (v * 0.5 + x if v.dtype == jnp.float32 else v) for k, v in p.items()}
+    new["b"] = p["b"] + 1
+    new["d"] = jnp.logical_not(p["d"])
+    return new["a"].sum() + new["e"], new
+
+
+def test_training_loop_stays_packed():
+    """The state a packed call returns is a pack itself (out_run): each step takes the last
+    step's results as one buffer per element type, and their leaves have no buffers of their
+    own until something else needs one."""
+    p, x = _params(3), np.float32(0.25)
+    f, jf = xla.jit(_loop_step), jax.jit(_loop_step)
+    state, jstate = xla.device_put(p), p
+    for _ in range(4):
+        loss, state = f(state, x)
+        jloss, jstate = jf(jstate, x)
+        leaves = jax.tree_util.tree_leaves(state)
+        assert all(a._bv is None for a in leaves) and len({id(a._pack) for a in leaves}) == 1
+        np.testing.assert_allclose(np.asarray(loss), jloss, rtol=1e-6)
+        jax.tree_util.tree_map(lambda a, w: np.testing.assert_allclose(np.asarray(a), w, rtol=1e-6), state, jstate)
+    exe = next(iter(f._cache.values()))[0]
+    assert exe._packed[4] == 1                                # the state follows the loss
+    # the packed results' leaves elsewhere: a numpy leaf among them (the leaf entry point)
+    mixed = dict(state)
+    mixed["c"] = np.asarray(state["c"])
+    loss2, state2 = f(mixed, x)
+    jloss2, jstate2 = jf(jstate, x)
+    np.testing.assert_allclose(np.asarray(loss2), jloss2, rtol=1e-6)
+    jax.tree_util.tree_map(lambda a, w: np.testing.assert_allclose(np.asarray(a), w, rtol=1e-6), state2, jstate2)
+    # another program on one of them (a buffer of its own is made) and the loop's state intact
+    g = xla.jit(lambda a: a * 2)
+    np.testing.assert_allclose(np.asarray(g(state["a"])), np.asarray(jstate["a"]) * 2, rtol=1e-6)
+    jax.tree_util.tree_map(lambda a, w: np.testing.assert_allclose(np.asarray(a), w, rtol=1e-6), state, jstate)
