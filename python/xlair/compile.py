@@ -101,8 +101,9 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
             n_groups = len(packing.groups(run))
             if written is not None and not any(first <= w < first + n_groups for w in written):
                 packed = [first, count] + ([out_first] if out_first is not None else [])
-            if written is not None:
-                written = [w if w < first else w - n_groups + count for w in written]
+            if written is not None:     # (the run's leaves are copies: never written)
+                written = [w if w < first else w - n_groups + count for w in written
+                           if not first <= w < first + n_groups]
             packing.add_leaf_entry(module, run, first, out_first)
             main = _main(module)
         attrs = module.operation.attributes

@@ -8,8 +8,8 @@ point, `main_packed`, that takes the leaves [first, first + count) as one 1-D bu
 element type (the leaves' elements one after another, in the order of `groups`), and returns
 the results of those shapes in that order (`out_run`: a training step's new state) packed the
 same way; `main`, the entry point of one buffer a leaf, copies its leaves into such buffers,
-calls it and slices the packed results apart (IREE inlines the call: the body's dispatches
-are compiled for each entry point).  `xla.device_put` of a pytree keeps the leaves so packed
+calls it and slices the packed results apart (IREE inlines the call; the dispatches of the
+two copies of the body are formed alike and merged).  `xla.device_put` of a pytree keeps the leaves so packed
 beside their own buffers (arrays.Pack); the call path hands a program a pack whose leaves are
 exactly its run, and makes the packed results a new Pack whose Arrays have no buffers of
 their own until one is needed (runtime._call_path).
@@ -54,8 +54,8 @@ def groups(shapes: tuple) -> tuple:
 
 
 #: nor the leaves of a program whose heaviest op does more multiply-adds (lowering/cost.py):
-#: its run dwarfs the ~0.5 us a leaf, and the second entry point's dispatches are compiled
-#: again (add_leaf_entry)
+#: its run dwarfs the ~0.5 us a leaf, and a second compile (xlair.jit compiles again when it
+#: first meets a pack) costs more than it saves
 MAX_WORK = 1 << 22
 
 
@@ -173,7 +173,10 @@ def add_leaf_entry(module: ir.Module, run: tuple, first: int, out_first: int | N
         call_args = [f"%a{k}" for k in range(first)]
         for g, ((et, total, members), gt) in enumerate(zip(layout, group_types)):
             acc = f"%e{g}"
-            lines.append(f"  {acc} = tensor.empty() : {gt}")
+            # (built as a 1xN tensor: CSE would merge an empty N tensor with the body's empty
+            # tensors of that type, whose dispatches would then read it)
+            wide = f"tensor<1x{gt[len('tensor<'):]}"
+            lines.append(f"  {acc} = tensor.empty() : {wide}")
             for i, offset, n in members:
                 src, t = f"%a{first + i}", leaf_types[i]
                 flat = f"tensor<{n}x{gt[gt.rindex('x') + 1:]}"
@@ -185,9 +188,14 @@ def add_leaf_entry(module: ir.Module, run: tuple, first: int, out_first: int | N
                     lines.append(f"  %f{i} = tensor.collapse_shape {src} [[{', '.join(map(str, range(rank)))}]] "
                                  f": {t} into {flat}")
                     src = f"%f{i}"
-                lines.append(f"  %s{i} = tensor.insert_slice {src} into {acc}[{offset}] [{n}] [1] : {flat} into {gt}")
+                lines.append(f"  %s{i} = tensor.insert_slice {src} into {acc}[0, {offset}] [1, {n}] [1, 1] : "
+                             f"{flat} into {wide}")
                 acc = f"%s{i}"
-            call_args.append(acc)
+            # (behind a barrier IREE forms the body's dispatches as in main_packed, where the
+            # groups are arguments, and compiles each once: identical executables are merged)
+            lines.append(f"  %c{g} = tensor.collapse_shape {acc} [[0, 1]] : {wide} into {gt}")
+            lines.append(f"  %b{g} = util.optimization_barrier %c{g} : {gt}")
+            call_args.append(f"%b{g}")
         call_args += [f"%a{k}" for k in range(first + len(run), len(params))]
         n_res = len(results)
         res = "%r" + (f":{n_res}" if n_res > 1 else "") if n_res else ""
@@ -213,10 +221,10 @@ def add_leaf_entry(module: ir.Module, run: tuple, first: int, out_first: int | N
             outs = outs[:out_first] + leaves + outs[out_first + n_groups:]
         lines += [f"  return {', '.join(outs)} : {', '.join(out_types)}" if n_res else "  return", "}"]
         # (the callee declared for the parser; only the new `main` moves into the module).
-        # IREE inlines it, so its dispatches are compiled twice, once for each entry point: a
-        # body that both call without inlining (a private `noinline` function) is refused by
-        # IREE 3.13 when one caller passes its arguments and the other buffers it made
-        # (docs/iree-limits.md)
+        # IREE inlines it; its dispatches, formed alike in both entry points (the barriers
+        # above), are merged.  A body that both call without inlining (a private `noinline`
+        # function) is refused by IREE 3.13 when one caller passes its arguments and the other
+        # buffers it made (docs/iree-limits.md)
         lines.append(f"func.func private @{PACKED_FN}({', '.join(ins)}) -> ({', '.join(results)})")
         wrapper = ir.Module.parse("\n".join(lines))
         packed.attributes["sym_name"] = ir.StringAttr.get(PACKED_FN)
