@@ -11,7 +11,7 @@ JOBS   ?= auto
 # tests are skipped).  Installed before the venv, so that pip finds MPI.
 DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev
 
-.PHONY: demo test status fuzz bench clean conformance system-deps
+.PHONY: demo test status fuzz bench bench-avx2 clean conformance system-deps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -83,6 +83,12 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(PY) -c "import jax, flax, optax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench,models]'
 	$(PY) bench/bench.py
+
+# The same with AVX2 code on both sides (xlair's x86-64-v3, XLA:CPU's --xla_cpu_max_isa=AVX2) on
+# a machine with AVX-512: a stand-in for a CPU without it, written to bench/RESULTS-avx2.md.
+bench-avx2: $(STAMP)
+	$(PY) -c "import jax, flax, optax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench,models]'
+	XLAIR_CPU=$(PORTABLE_CPU) XLA_FLAGS=--xla_cpu_max_isa=AVX2 $(PY) bench/bench.py -o bench/RESULTS-avx2.md
 
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md

@@ -330,6 +330,11 @@ def machine_facts() -> list[str]:
                  + " (and --iree-opt-data-tiling=false for a program whose contractions are all below "
                  "xlair.compile.DATA_TILING_WORK multiply-adds)")
     facts.append("CPU as /proc/cpuinfo and LLVM name it: " + cpu_summary())
+    # what makes either side compile for another chip than this one (make bench-avx2)
+    env = [f"{k}={os.environ[k]}" for k in ("XLAIR_CPU", "XLA_FLAGS") if os.environ.get(k, "").strip()]
+    if env:
+        facts.append("Code generation set by the environment (XLAIR_CPU: xlair's CPU code; XLA_FLAGS: "
+                     "XLA:CPU's): " + " ".join(env))
     try:
         load = open("/proc/loadavg").read().split()[:3]
         facts.append(f"Load average at the start: {' '.join(load)}")
@@ -608,6 +613,28 @@ CAUSES = {
 }
 
 
+#: The causes that differ where xlair's CPU code has no AVX-512 (make bench-avx2: x86-64-v3 code
+#: against XLA:CPU's AVX2 code, on an AMD Zen 4 standing in for a CPU without AVX-512).
+AVX2_CAUSES = {
+    "matmul": "IREE's f32 matmul in x86-64-v3 code (data tiling, mmt4d micro-kernels, AVX2): 157-175 GFLOP/s "
+              "against XLA:CPU's 197-205 with --xla_cpu_max_isa=AVX2 on an AMD Zen 4 (three runs of 2026-11-25, "
+              "bench/NOTES.md section 20); IREE's AVX2 micro-kernel, not looked into further.",
+    "MLP": "its matmuls (IREE's f32 matmul in x86-64-v3 code): on an AMD Zen 4, 3.53 ms untiled (the default below "
+           "2^27 multiply-adds) and 3.79 tiled against XLA:CPU's 3.37-3.54 in one run, 1.03-1.21x over three "
+           "runs of 2026-11-25 (bench/NOTES.md section 20); medians above that are local-task calls slowed by "
+           "other load.",
+}
+
+
+def _avx2_code() -> bool:
+    """Whether xlair's CPU code in this run has no AVX-512 (XLAIR_CPU names such a chip)."""
+    import importlib
+    from xlair.targets import target
+    tgt = target("cpu")
+    needs = importlib.import_module("xlair.compile").needs_of(tgt, tgt.compile_flags())
+    return needs is not None and needs.arch == "x86_64" and "avx512f" not in needs.features
+
+
 #: The same, for the numpy in/out comparison (where XLA:CPU aliases the caller's arrays and
 #: xlair copies them into IREE buffers: python/xlair/device.py to_device).
 NUMPY_CAUSES = {
@@ -620,8 +647,11 @@ NUMPY_CAUSES = {
 
 def _causes(names: list[str], numpy_io: bool = False) -> list[str]:
     out = []
+    causes = dict(NUMPY_CAUSES if numpy_io else CAUSES)
+    if _avx2_code():
+        causes.update(AVX2_CAUSES)
     for n in names:
-        cause = next((c for k, c in (NUMPY_CAUSES if numpy_io else CAUSES).items() if n.startswith(k)), None)
+        cause = next((c for k, c in causes.items() if n.startswith(k)), None)
         out.append(f"  - {n}: " + (cause or "no cause measured in bench/NOTES.md; run-to-run noise is the "
                                             "first suspect (compare the best-rounds column)."))
     return out
