@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import PADDING_CONFIG, Int, Ints, Literal, Optional, ShapeKind
+from ..checks import XlaError
 from ..core import Attr, OpDef, Operand, Operands, register
 from ..types import PRED, Shape, element_type
 from .dynamic import DynamicError
@@ -394,9 +395,14 @@ register(OpDef("Pad", (Operand("operand"), Operand("padding_value"), Attr("paddi
 
 # -- Tuple, GetTupleElement ------------------------------------------------------------------
 def _tuple_bind(*args):
-    """tuple(b, elements) as XlaBuilder, or tuple(elements)."""
-    elements = args[-1] if args else []
-    return {"elements": list(elements) if isinstance(elements, (list, tuple)) else [elements]}
+    """tuple(b, elements) as XlaBuilder, tuple(elements), or the elements themselves:
+    tuple(x, y) (the Builder, when given first, is taken off before)."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        return {"elements": list(args[0])}
+    if any(isinstance(a, (list, tuple)) for a in args):
+        raise XlaError(f"elements must be one list of values (tuple(b, [x, y])) or the values themselves "
+                       f"(tuple(x, y)); got {len(args)} arguments, a list among them", constraint="ir:operands")
+    return {"elements": list(args)}
 
 
 register(OpDef("Tuple", (Operands("elements"),), lambda chk, elements: Shape.tuple(elements),

@@ -532,3 +532,15 @@ def test_programs_with_side_effects_or_replicas_take_the_general_path():
     O.tuple(b, [O.add(x, x), O.outfeed(x, token=O.after_all(b, []))])
     assert xla.compile(b.build(), target="cpu")._quick is None
     assert xla.compile(axpy(), target="cpu", replicas=2)._quick is None
+
+
+def test_tuple_of_values_given_one_by_one():
+    """O.tuple(x, y) is the tuple of both (it was the 1-tuple of y, silently); one list, with
+    or without the Builder first, as XlaBuilder's Tuple; a list among several is refused."""
+    b = xla.Builder("t")
+    x = b.parameter(0, Shape(F32, (2,)), "x")
+    assert O.tuple(x, x + 1).shape == Shape.tuple([Shape(F32, (2,))] * 2)
+    assert O.tuple(b, [x, x]).shape == O.tuple([x, x]).shape == Shape.tuple([Shape(F32, (2,))] * 2)
+    assert O.tuple(b).shape == Shape.tuple([])
+    with pytest.raises(xla.XlaError, match="elements must be one list of values .* a list among them"):
+        O.tuple(x, [x])
