@@ -859,7 +859,11 @@ def _retype(loop: ir.Operation, new_type, to_new, to_old) -> list[tuple]:
         for k, v in enumerate(o.operands):
             t = new_type(v.type)
             if t is not None and not _within(v, loop):
-                o.operands[k] = _once(made, v, lambda: to_new(v, t), loop)
+                # (an empty tensor becomes an empty tensor of the new type: converted, it would
+                # be read uninitialized, which IREE warns of)
+                d = defining_op(v)
+                fresh = d is not None and d.name == "tensor.empty" and not d.operands
+                o.operands[k] = _once(made, v, (lambda: empty(t)) if fresh else (lambda: to_new(v, t)), loop)
     for o in inside:                          # the loop's own values
         for r in o.results:
             if new_type(r.type) is not None and o != loop:
