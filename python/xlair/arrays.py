@@ -42,7 +42,8 @@ class Array:
         #: (a program's call path), else from the shape
         self.shape = tuple(shape.dims) if dims is None else dims
         self.dtype = layout(shape)[0] if dtype is None else dtype
-        #: the Pack of the `xla.device_put` pytree the array was made with, if any
+        #: the Pack the array belongs to (an `xla.device_put` pytree's, or a program's packed
+        #: results: xlair.packing), if any
         self._pack = None
 
     @property

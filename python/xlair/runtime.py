@@ -121,8 +121,8 @@ class Executable:
         self._align = align if host_mapped and type(align) is int and align >= 16 and not align & (align - 1) \
             else None
         self._view_out = [_layout(s) if host_mapped and not s.is_token else None for s in self._leaves_out]
-        #: (first, count, layout key, entry point) of the argument leaves the program also takes
-        #: packed (its signature's "packed", xlair.packing), on the CPU; else None
+        #: (first, count, layout key, entry point, out_first or None) of the argument leaves the
+        #: program also takes packed (its signature's "packed", xlair.packing), on the CPU; else None
         self._packed = _packed_entry(sig.get("packed"), self._leaves_in, self._leaves_out,
                                      self._vm_module) if host_mapped else None
         self._single_out = not self.result_shape.is_tuple
