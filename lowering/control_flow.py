@@ -8,7 +8,8 @@ count computed once, with nothing read back from the device per trip."""
 from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
-from xlair.dialect.ir import arith, func, ir, scf, tensor
+from xlair.dialect.core import functions
+from xlair.dialect.ir import arith, func, ir, passmanager, scf, tensor
 from xlair.dialect.types import Shape
 
 from .registry import (Anchor, affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, from_builtin_leaves,
@@ -305,6 +306,57 @@ def unwrap_read_loop_results(module: ir.Module) -> None:
         if any(True for _ in res.uses):
             res.replace_all_uses_with(op.operands[0])
             op.erase()
+
+
+def _uneven(op: ir.Operation) -> bool:
+    """An scf.while whose regions take different types: canonicalization drops the argument of
+    a state leaf the loop never reads (the do-while's body overwrites it) from the `before`
+    region, while the `after` region still receives it from scf.condition."""
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    return [a.type for a in before.arguments] != [a.type for a in after.arguments]
+
+
+def _convertible(f: ir.Operation) -> tuple[bool, bool]:
+    """(whether function `f` holds an uneven scf.while, whether every scf op of it outside a
+    linalg.generic is nested in scf ops only: IREE's iree-top-level-scf-to-cfg converts all of
+    those, and a region of another op (a dispatch region) must keep its single block)."""
+    uneven, safe = False, True
+
+    def visit(op):
+        nonlocal uneven, safe
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name == "scf.while" and _uneven(op):
+            uneven = True
+        if op.name.startswith("scf."):
+            p = op.parent
+            while p is not None and p != f:
+                if p.name == "linalg.generic":
+                    break
+                if not p.name.startswith("scf."):
+                    safe = False
+                    break
+                p = p.parent
+        return ir.WalkResult.ADVANCE
+    f.walk(visit)
+    return uneven, safe
+
+
+def uneven_loops_to_cfg(module: ir.Module) -> None:
+    """After canonicalization: a function holding an uneven scf.while (_uneven) has its scf ops
+    turned into branches between blocks (IREE's iree-top-level-scf-to-cfg; linalg.generic
+    bodies are left as they are).  IREE 3.13's stream conversion gives both regions of an
+    scf.while the signature of its operands: on an uneven loop it failed to verify ("region
+    branch point has 4 operands, but region successor needs 2 inputs") or crashed in
+    ScfWhileOpConversion (jax.scipy.optimize.minimize's line search, lax.betainc, a
+    `while err > tol` loop; docs/iree-limits.md).  IREE's own canonicalizations run again
+    later, so evening the loop out would not last; a branch does.  Such a function's loops stay
+    on the host (lowering/device_loops.py takes single-block functions)."""
+    pm = None
+    for f in functions(module).values():
+        uneven, safe = _convertible(f)
+        if uneven and safe:
+            pm = pm or passmanager.PassManager.parse("func.func(iree-top-level-scf-to-cfg)")
+            pm.run(f)
 
 
 def _branch(block, region, operand, out: Shape):

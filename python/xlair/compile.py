@@ -252,12 +252,19 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
         try:
             vmfb = seal(iree_compile(text, tgt, all_flags))
         except XlaError:
-            if not on_device:
+            if on_device:
+                # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms
+                # it is known to refuse are avoided there): the program with its loops on the host
+                form = dict(counted=counted, device_loops=False)
+            elif counted and "scf.for" in text:
+                # IREE refused a counted loop's form (its stream partitioning left a dispatch
+                # of the peeled trip outside any execution region: docs/iree-limits.md): the
+                # program with its counted loops in the general form
+                form = dict(counted=False, device_loops=device_loops)
+            else:
                 raise
-            # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms it
-            # is known to refuse are avoided there): the program with its loops on the host
             vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
-                                check_limits=check_limits, counted=counted, device_loops=False, pack=pack)
+                                check_limits=check_limits, pack=pack, **form)
         if input_key:
             cache_put(input_key, vmfb)
     if key:
@@ -314,9 +321,12 @@ def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None
     vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
                         check_limits=check_limits, pack=pack)
     exe = Executable(vmfb, target)
-    # IREE 3.13's VM can fail at run time on a counted loop (iree-org/iree#24753: a null buffer
-    # ref; docs/iree-limits.md): the executable may then rebuild itself with counted loops in
-    # the general form, once (runtime.Executable._fall_back)
-    exe._fallback = lambda: compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
-                                         cache=cache, check_limits=check_limits, counted=False, pack=pack)
+    # IREE 3.13's VM can fail at run time on a loop (iree-org/iree#24753: a null buffer ref;
+    # docs/iree-limits.md): the executable may then rebuild itself with counted loops in the
+    # general form, and if that fails too, with its loops on the host as well (no loop moved
+    # into a dispatch region), each once (runtime.Executable._fall_back)
+    def rebuild(**form):
+        return lambda: compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
+                                    cache=cache, check_limits=check_limits, pack=pack, **form)
+    exe._fallbacks = (rebuild(counted=False), rebuild(counted=False, device_loops=False))
     return exe

@@ -104,7 +104,8 @@ class Executable:
             raise XlaError(f"not a loadable IREE module for {self.target.name}: "
                            f"{type(e).__name__}: {str(e)[:500]}") from None
         self._device = cfg.device
-        self._fallback = None        # set by xlair.compile: rebuilds with counted loops off
+        #: set by xlair.compile: rebuilds of the program, tried in turn when IREE's VM fails on a loop
+        self._fallbacks = ()
         self._fn = self._vm_module.lookup_function("main")
         self._leaves_in = [s for p in self.parameter_shapes for s in p.leaves()]
         self._leaves_out = self.result_shape.leaves()
@@ -216,29 +217,29 @@ class Executable:
         return out if type(out) is list else self._call_general(flat)
 
     def _call_general(self, flat: list) -> list:
-        """`call_leaves` by the general path (`_invoke_leaves`), with the counted-loop fallback."""
+        """`call_leaves` by the general path (`_invoke_leaves`), with the loop fallbacks."""
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
-        try:
-            return self._invoke_leaves(0, flat, run)
-        except XlaError as e:
-            if not self._fall_back(e):
-                raise
-        return self._invoke_leaves(0, flat, run)
+        while True:
+            try:
+                return self._invoke_leaves(0, flat, run)
+            except XlaError as e:
+                if not self._fall_back(e):
+                    raise
 
     #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753)
     _VM_LOOP_BUG = ("ref is null", "indirect buffer reference slot")
 
     def _fall_back(self, e: XlaError) -> bool:
-        """After IREE's VM failed on a counted loop (docs/iree-limits.md), rebuild the executable
-        once with counted loops in the general form and say whether to run again.  Only for a
-        program without side effects (nothing of the failed run is visible) that
-        `xlair.compile` made (it knows the computation)."""
-        if self._fallback is None or self._sites or not any(m in str(e) for m in self._VM_LOOP_BUG):
+        """After IREE's VM failed on a loop (docs/iree-limits.md), rebuild the executable by the
+        next of its fallbacks (counted loops in the general form; then loops on the host too)
+        and say whether to run again.  Only for a program without side effects (nothing of the
+        failed run is visible) that `xlair.compile` made (it knows the computation)."""
+        if not self._fallbacks or self._sites or not any(m in str(e) for m in self._VM_LOOP_BUG):
             return False
-        fallback, self._fallback = self._fallback, None
-        new = Executable(fallback(), self.target.name)
-        new._fallback = None
+        rebuild, *rest = self._fallbacks
+        new = Executable(rebuild(), self.target.name)
+        new._fallbacks = tuple(rest)
         self.__dict__.update(new.__dict__)
         return True
 
@@ -639,7 +640,7 @@ def device_put(x, target: str = "cpu"):
     """`x` copied to `target`'s device as an `xla.Array`.  A pytree of arrays becomes the same
     pytree of Arrays: tuples, named tuples, lists and dicts, and, when JAX is imported, every
     pytree JAX knows (flax and optax states).  An Array already on that target is returned
-    as is.  On the CPU, the leaves of a JAX pytree of at least `packing.MIN_LEAVES` arrays
+    as is; a JAX typed PRNG key is left as it is.  On the CPU, the leaves of a JAX pytree of at least `packing.MIN_LEAVES` arrays
     (at most `packing.MAX_BYTES`) are also kept packed (arrays.Pack): a program that `xla.jit`
     compiled for them takes them as one buffer per element type (xlair.packing)."""
     tgt = find_target(target)
@@ -649,8 +650,12 @@ def device_put(x, target: str = "cpu"):
         return _put(x, tgt, device, host_memory)
     tree_util = jax.tree_util
     values, tree = tree_util.tree_flatten(x)
-    leaves = [_put(v, tgt, device, host_memory) for v in values]
-    if host_memory and packable([a._shape for a in leaves]):
+    # a typed PRNG key (jax.random.key; an nnx state's rng streams) stays as it is: xlair.jit
+    # passes its data
+    key = jax.dtypes.prng_key
+    leaves = [v if jax.dtypes.issubdtype(getattr(v, "dtype", None), key) else _put(v, tgt, device, host_memory)
+              for v in values]
+    if host_memory and all(type(a) is Array for a in leaves) and packable([a._shape for a in leaves]):
         Pack(tuple(leaves), device, [v if type(v) is not Array else np.asarray(v) for v in values])
     return tree_util.tree_unflatten(tree, leaves)
 
