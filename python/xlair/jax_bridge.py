@@ -113,20 +113,31 @@ class Jitted:
         exe, dtypes, out_tree, direct = entry[:4]
         if direct and exe._quick is not None:
             self._last = (tree, static, exe._quick, out_tree, entry[4])
-        flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
-                for x, dt in zip(leaves, dtypes)]
+        keys = entry[6]
+        if keys is None:
+            flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
+                    for x, dt in zip(leaves, dtypes)]
+        else:           # typed PRNG keys are passed as their data (as JAX lowers them)
+            flat = [np.asarray(_jax().random.key_data(x)) if dt is _KEY else
+                    x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
+                    for x, dt in zip(leaves, dtypes)]
         if direct:       # the key fixed every leaf's shape and dtype: no check again
             outs = exe.call_leaves(flat)
         else:
             out = exe(*flat)
             outs = list(out) if out_tree.num_leaves > 1 else [out]
+        if keys:
+            wrap = _jax().random.wrap_key_data
+            for i, impl in keys:
+                outs[i] = wrap(np.asarray(outs[i]), impl=impl)
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _entry(self, key, args, kwargs, leaves) -> list:
-        """The cache entry of a signature (under self._lock): [executable, leaf dtypes, output
-        tree, direct, the count of packs made when its leaves were last looked at, the runs
-        of packed leaves it was compiled for, or None for a program not worth packing
-        (packing.worth)].  A new `xla.device_put` pytree since then (arrays.packs_made) is
+        """The cache entry of a signature (under self._lock): [executable, leaf dtypes (_KEY
+        for a typed PRNG key), output tree, direct, the count of packs made when its leaves
+        were last looked at, the runs of packed leaves it was compiled for, or None for a
+        program not worth packing (packing.worth), and None for a program without typed PRNG
+        keys, else its output leaves that are keys: [(leaf index, key implementation), ...]].  A new `xla.device_put` pytree since then (arrays.packs_made) is
         looked for among the leaves: a run of leaves that are one pack, not yet compiled for,
         compiles the program again to take it packed (once a run)."""
         made = _arrays.packs_made
@@ -135,15 +146,15 @@ class Jitted:
             return entry
         run = pack_run(leaves)
         if entry is None or (run is not None and entry[5] is not None and run not in entry[5]):
-            exe, dtypes, out_tree, direct, light = self._compile(args, kwargs, run)
+            exe, dtypes, out_tree, direct, light, keys = self._compile(args, kwargs, run)
             runs = ((entry[5] if entry is not None else set()) | {run}) if light else None
-            entry = self._cache[key] = [exe, dtypes, out_tree, direct, made, runs]
+            entry = self._cache[key] = [exe, dtypes, out_tree, direct, made, runs, keys]
         entry[4] = made
         return entry
 
     def _compile(self, args, kwargs, pack=None):
         """(executable, leaf dtypes, output tree, whether calls hand it leaves directly, whether
-        the program is light enough to be worth packing); `pack`: the run of argument leaves
+        the program is light enough to be worth packing, its typed PRNG keys: see _entry); `pack`: the run of argument leaves
         that are one `xla.device_put` pytree (arrays.pack_run), which the executable then also
         takes packed (xlair.packing) when so."""
         from .compile import compile as xla_compile
@@ -160,18 +171,38 @@ class Jitted:
             options["pack"] = pack
         exe = xla_compile(comp, target=self.target, **options)
         avals = jax.tree_util.tree_leaves(lowered.in_avals)
-        dtypes = [np.dtype(a.dtype) for a in avals]
+        dtypes = [_KEY if _is_key(a.dtype) else np.dtype(a.dtype) for a in avals]
+        outs = jax.tree_util.tree_leaves(lowered.out_info)
+        out_keys = [(i, _key_impl(o.dtype)) for i, o in enumerate(outs) if _is_key(o.dtype)]
+        keys = out_keys if _KEY in dtypes or out_keys else None
         # the executable's leaves are JAX's argument and output leaves, one for one (no tuple
-        # parameter or token): calls hand it leaves directly
-        direct = (len(exe.parameter_shapes) == len(avals) and exe.replicas == 1
+        # parameter or token, no typed key): calls hand it leaves directly
+        direct = keys is None and (len(exe.parameter_shapes) == len(avals) and exe.replicas == 1
                   and len(exe.result_shape.leaves()) == lowered.out_tree.num_leaves
                   and all(not s.is_tuple and not s.is_token and s.dtype == dt and tuple(s.dims) == tuple(a.shape)
                           for s, dt, a in zip(exe.parameter_shapes, dtypes, avals)))
-        return exe, dtypes, lowered.out_tree, direct, light
+        return exe, dtypes, lowered.out_tree, direct, light, keys
 
     def lower(self, *args, **kwargs) -> Computation:
         """The xla Computation for these arguments (without compiling it)."""
         return from_jax(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
+
+
+#: the leaf dtype of a typed PRNG key (`jax.random.key`): JAX lowers a key array as its data,
+#: uint32 of the key's shape and the implementation's key shape; xlair.jit passes
+#: `jax.random.key_data(key)` and wraps such results again with `jax.random.wrap_key_data`
+_KEY = object()
+
+
+def _is_key(dtype) -> bool:
+    jax = _jax()
+    return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+
+
+def _key_impl(dtype):
+    """The implementation of a key dtype, as `jax.random.wrap_key_data` takes it (None: the
+    default one)."""
+    return getattr(dtype, "_impl", None)
 
 
 def _abstract(x):

@@ -700,3 +700,23 @@ def test_custom_calls_xlair_cannot_call_are_unsupported(attrs, why):
     with pytest.raises(Unsupported, match=why) as e:
         from_stablehlo(text)
     assert e.value.op == "stablehlo.custom_call"
+
+
+def test_shardy_annotations_are_dropped():
+    """JAX writes Shardy's `sdy` dialect (not registered in xlair's context) for a typed PRNG
+    key argument and for sharded arguments: the mesh declaration goes, a sharding constraint
+    is the identity, a sharding attribute of an argument or result is dropped."""
+    text = """module @jit_f {
+  sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
+  sdy.mesh @mesh = <["x"=1]>
+  func.func public @main(%arg0: tensor<2xui32>, %arg1: tensor<3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<2xui32> {jax.result_info = "k", sdy.sharding = #sdy.sharding<@mesh, [{}]>}, tensor<3xf32>) {
+    %0 = sdy.sharding_constraint %arg0 <@empty_mesh, [{}]> : tensor<2xui32>
+    %1 = stablehlo.add %arg1, %arg1 : tensor<3xf32>
+    return %0, %1 : tensor<2xui32>, tensor<3xf32>
+  }
+}"""
+    k, x = np.array([7, 9], np.uint32), np.array([1, 2, 3], np.float32)
+    got = run(text, k, x)
+    np.testing.assert_array_equal(got[0], k)
+    np.testing.assert_array_equal(got[1], 2 * x)
+    assert "sdy" not in body(text)

@@ -43,6 +43,7 @@ side_effects, collectives) registers the converters of its ops; this module hold
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
@@ -68,12 +69,38 @@ def from_stablehlo(text: str, entry: str | None = None) -> Computation:
     to take: by default `main`, else the module's only public function."""
     if not isinstance(text, str):
         raise XlaError(f"from_stablehlo takes the module's text (a str); got {type(text).__name__}")
+    if "sdy." in text:
+        text = _without_shardy(text)
     with lock, context():
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise XlaError(f"cannot parse the StableHLO module: {_diag(e)}") from None
         return import_module(module, entry)
+
+
+_SDY_CONSTRAINT = re.compile(r"^(\s*%[\w.#:-]+ = )sdy\.sharding_constraint (%[\w.#-]+) <.*> : (tensor<.*>)$")
+_SDY_ATTR = re.compile(r"sdy\.sharding(?:_per_value)? = #sdy\.sharding(?:_per_value)?<[^>]*>")
+
+
+def _without_shardy(text: str) -> str:
+    """The module without Shardy's sharding annotations (the `sdy` dialect, which xlair's
+    context does not register), which JAX writes for typed PRNG keys and sharded arguments: a
+    program runs as one partition of each replica, where a mesh declaration says nothing, a
+    sharding constraint is the identity (a same-shape reshape) and a sharding attribute of
+    an argument or result is dropped."""
+    lines = []
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("sdy.mesh "):
+            continue
+        m = _SDY_CONSTRAINT.match(line)
+        if m:
+            line = f"{m.group(1)}stablehlo.reshape {m.group(2)} : ({m.group(3)}) -> {m.group(3)}"
+        elif "sdy.sharding" in line:
+            line = _SDY_ATTR.sub("", line).replace("{, ", "{").replace(", }", "}").replace(", , ", ", ")
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def import_module(module: ir.Module, entry: str | None = None) -> Computation:
