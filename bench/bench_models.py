@@ -22,7 +22,7 @@ from model_compare import mismatches  # noqa: E402
 from model_programs import PROGRAMS  # noqa: E402
 
 #: Timing of one program stops starting new rounds after this many seconds (at least 3 rounds):
-#: 35 programs then take about 3-4 minutes on 2 cores, most of it the cold compiles.
+#: 41 programs then take about 4-5 minutes on 2 cores, most of it the cold compiles.
 MAX_TIME = 2.0
 #: Past this many seconds into the section, each remaining program gets only the minimum rounds.
 BUDGET = 230.0

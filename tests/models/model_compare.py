@@ -8,8 +8,10 @@ from model_programs import PROGRAMS, Program
 
 
 def leaves(tree):
+    """The leaves as numpy arrays (a typed PRNG key as its data)."""
     import jax
-    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
+    return [np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(getattr(x, "dtype", None), jax.dtypes.prng_key)
+                       else x) for x in jax.tree_util.tree_leaves(tree)]
 
 
 def reference(prog: Program, fn, args):
@@ -33,13 +35,15 @@ def run_xlair_on_device(prog: Program, fn, args, target: str = "cpu") -> tuple[l
     before = leaves(args)
     put = xla.device_put(args, target=target)
     f = xla.jit(fn, target=target)
-    first = jax.tree_util.tree_leaves(f(*put))
-    second = jax.tree_util.tree_leaves(f(*put))
+    first = f(*put)
+    second = f(*put)
+    # (a typed PRNG key stays a JAX key array: xlair.jit passes and returns its data)
     problems = [f"result leaf {i} is a {type(x).__name__}, not an xla.Array"
-                for i, x in enumerate(second) if not isinstance(x, xla.Array)]
+                for i, x in enumerate(jax.tree_util.tree_leaves(second))
+                if not isinstance(x, xla.Array) and not jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)]
     problems += [f"argument leaf {i} changed on the device" for i, (a, b) in
                  enumerate(zip(before, leaves(put))) if not np.array_equal(a, b, equal_nan=True)]
-    got, again = [np.asarray(x) for x in second], [np.asarray(x) for x in first]
+    got, again = leaves(second), leaves(first)
     problems += [f"result leaf {i} differs between two calls" for i, (a, b) in enumerate(zip(got, again))
                  if not np.array_equal(a, b, equal_nan=True)]
     return got, problems

@@ -696,3 +696,152 @@ def u32_bit_tricks():
         fl = jax.lax.bitcast_convert_type((x >> 9) | jnp.uint32(0x3F800000), jnp.float32) - 1.0
         return h, jax.lax.population_count(x), jax.lax.clz(x), rot, fl, (x * jnp.uint32(2654435761)) >> 16
     return f, (x,)
+
+
+# ---------------------------------------------------------------------------------------------
+# programs new users brought (typed PRNG keys, iterative solvers, distributions, VAE, MoE)
+# ---------------------------------------------------------------------------------------------
+
+@program("optax")
+def vae_adam_step():
+    """VAE training step: MLP encoder/decoder, reparameterisation with a typed key argument, BCE + KL, optax Adam"""
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    class VAE(nn.Module):
+        @nn.compact
+        def __call__(self, x, key):
+            h = nn.relu(nn.Dense(64)(x))
+            mu, logvar = nn.Dense(8)(h), nn.Dense(8)(h)
+            z = mu + jnp.exp(0.5 * logvar) * jax.random.normal(key, mu.shape)
+            return nn.Dense(x.shape[-1])(nn.relu(nn.Dense(64)(z))), mu, logvar
+    m = VAE()
+    x = (_rng(40).random((16, 49)) > 0.5).astype(np.float32)
+    params = _np(m.init(jax.random.key(0), x, jax.random.key(1)))
+    opt = optax.adam(1e-3)
+
+    def step(params, state, x, key):
+        key, sub = jax.random.split(key)
+
+        def loss(p):
+            logits, mu, logvar = m.apply(p, x, sub)
+            bce = optax.sigmoid_binary_cross_entropy(logits, x).sum(-1)
+            return jnp.mean(bce - 0.5 * jnp.sum(1 + logvar - mu ** 2 - jnp.exp(logvar), -1))
+        l, g = jax.value_and_grad(loss)(params)
+        upd, state = opt.update(g, state, params)
+        return optax.apply_updates(params, upd), state, key, l
+    return step, (params, _np(opt.init(params)), x, jax.random.key(7))
+
+
+@program("flax")
+def nnx_train_step():
+    """flax nnx Linear/BatchNorm/Dropout training step: nnx.Rngs keys in the state, value_and_grad, optax SGD"""
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(12, 32, rngs=rngs)
+            self.bn = nnx.BatchNorm(32, rngs=rngs)
+            self.drop = nnx.Dropout(0.2, rngs=rngs)
+            self.l2 = nnx.Linear(32, 3, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(self.drop(nnx.relu(self.bn(self.l1(x)))))
+    model = Net(nnx.Rngs(params=0, dropout=1))
+    model.train()
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+    tx = optax.sgd(0.1, momentum=0.9)
+    rng = _rng(41)
+    x, y = _f32(rng, 16, 12), rng.integers(0, 3, 16).astype(np.int32)
+
+    def step(params, rest, opt_state, x, y):
+        def loss_fn(params):
+            m = nnx.merge(graphdef, params, rest, copy=True)
+            loss = optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean()
+            return loss, nnx.split(m, nnx.Param, ...)[2]
+        (loss, new_rest), g = jax.value_and_grad(loss_fn, has_aux=True)(params)
+        upd, opt_state = tx.update(g, opt_state, params)
+        return optax.apply_updates(params, upd), new_rest, opt_state, loss
+
+    def host(tree):         # numpy leaves, typed keys kept
+        return jax.tree_util.tree_map(
+            lambda a: a if jnp.issubdtype(a.dtype, jax.dtypes.prng_key) else np.asarray(a), tree)
+    return step, (host(params), host(rest), host(tx.init(params)), x, y)
+
+
+@program("jax.scipy", rtol=1e-3, atol=1e-4)
+def bfgs_minimize():
+    """jax.scipy.optimize.minimize (BFGS, its line search's zoom loops) on a Rosenbrock-like function"""
+    import jax.numpy as jnp
+    from jax.scipy.optimize import minimize
+    x0 = np.array([-1.2, 1.0, 0.5, -0.3], np.float32)
+    c = np.array([1.0, 2.0, 0.5, 1.5], np.float32)
+
+    def rosen(x, c):
+        return jnp.sum(10.0 * (x[1:] - x[:-1] ** 2) ** 2 + (c[:-1] - x[:-1]) ** 2) + 0.1 * jnp.sum((x - c) ** 2)
+
+    def f(x0, c):
+        r = minimize(rosen, x0, args=(c,), method="BFGS", options={"maxiter": 50})
+        return r.x, r.fun       # (not nit or jac: where gtol is met, and the gradient there, is rounding)
+    return f, (x0, c)
+
+
+@program("lax control flow", rtol=1e-4, atol=1e-5)
+def tolerance_loops():
+    """while_loop until a tolerance (the error recomputed, not read), lax.betainc's continued fraction"""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    a = np.array([0.5, 1.0, 2.0, 3.5], np.float32)
+    x = np.linspace(0.05, 0.95, 4).astype(np.float32)
+
+    def f(a, x):
+        def body(c):            # Babylonian square roots; the error is recomputed each trip
+            y, _, n = c
+            y2 = 0.5 * (y + a / y)
+            return y2, jnp.max(jnp.abs(y2 - y)), n + 1
+        y, err, n = lax.while_loop(lambda c: (c[1] > 1e-6) & (c[2] < 50), body, (a + 1.0, jnp.float32(1.0), 0))
+        return y, n, jax.scipy.special.betainc(a, a[::-1], x)
+    return f, (a, x)
+
+
+@program("jax.random", rtol=1e-4, atol=1e-5)
+def random_distributions():
+    """jax.random.key made inside from a seed: gamma, beta, dirichlet and poisson with shapes (rejection loops)"""
+    import jax
+    alpha = np.array([0.5, 1.0, 2.0, 5.0], np.float32)
+
+    def f(seed, alpha):
+        k1, k2, k3, k4 = jax.random.split(jax.random.key(seed), 4)
+        return (jax.random.gamma(k1, alpha, (3, 4)), jax.random.beta(k2, 2.0, alpha, (4,)),
+                jax.random.dirichlet(k3, alpha, (2,)), jax.random.poisson(k4, 3.0, (6,)))
+    return f, (np.int32(42), alpha)
+
+
+@program("flax", rtol=1e-3, atol=1e-4)
+def moe_top2_grad():
+    """Mixture of experts: router, lax.top_k(2), softmax over the top 2, one-hot einsum dispatch, gradient"""
+    import jax
+    import jax.numpy as jnp
+    E, d, h, T = 4, 16, 32, 12
+    rng = _rng(42)
+    p = {"router": _f32(rng, d, E, scale=0.5), "w1": _f32(rng, E, d, h, scale=0.2),
+         "w2": _f32(rng, E, h, d, scale=0.2)}
+    x = _f32(rng, T, d)
+
+    def moe(p, x):
+        vals, idx = jax.lax.top_k(x @ p["router"], 2)
+        onehot = jax.nn.one_hot(idx, E)                                   # [T, 2, E]
+        combine = jnp.einsum("tk,tke->te", jax.nn.softmax(vals, -1), onehot)
+        xe = jnp.einsum("te,td->etd", onehot.sum(1), x)
+        ye = jnp.einsum("eth,ehd->etd", jax.nn.gelu(jnp.einsum("etd,edh->eth", xe, p["w1"])), p["w2"])
+        return jnp.einsum("etd,te->td", ye, combine)
+
+    def f(p, x):
+        return moe(p, x), jax.grad(lambda p, x: jnp.sum(moe(p, x) ** 2), argnums=(0, 1))(p, x)
+    return f, (p, x)
