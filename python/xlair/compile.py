@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pathlib
+import re
 
 from xlair.dialect.checks import XlaError
 from xlair.dialect.core import functions
@@ -196,11 +197,25 @@ def iree_compile(text: str, tgt: Target, flags: list[str]) -> bytes:
         raise XlaError(f"IREE could not compile for {tgt.name}: {_errors(str(e))}") from None
 
 
+_FRAME = re.compile(r"^#\d+ 0x[0-9a-f]+ (.*)$")
+
+
 def _errors(text: str) -> str:
-    """The diagnostics of a compiler run, without the echo of the whole module."""
+    """The diagnostics of a compiler run, without the echo of the whole module; of a crash
+    (no diagnostics), its exit code, the pass it died in and the innermost frames of its stack
+    (their code, without addresses, signal handlers or C library start-up)."""
     lines = [ln.strip() for ln in text.splitlines()]
     errs = [ln[:400] for ln in lines if "error:" in ln]
-    return "\n".join(errs[:6])[:3000] if errs else text[-2000:]
+    if errs:
+        return "\n".join(errs[:6])[:3000]
+    frames = [m.group(1) for m in map(_FRAME.match, lines) if m]
+    if not frames:
+        return text[-2000:]
+    code = next((ln for ln in lines if ln.startswith("Error code")), "")
+    passes = [re.sub(r"^.*::", "", f.split("::runOnOperation")[0]) for f in frames if "::runOnOperation" in f]
+    inner = [f[:200] for f in frames if not f.startswith(("llvm::sys::", "SignalHandler", "("))][:6]
+    return (f"iree-compile crashed ({code or 'no exit code'}){' in ' + passes[0] if passes else ''}; "
+            f"innermost frames:\n  " + "\n  ".join(inner))
 
 
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,

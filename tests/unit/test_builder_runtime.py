@@ -544,3 +544,27 @@ def test_tuple_of_values_given_one_by_one():
     assert O.tuple(b).shape == Shape.tuple([])
     with pytest.raises(xla.XlaError, match="elements must be one list of values .* a list among them"):
         O.tuple(x, [x])
+
+
+def test_an_iree_crash_is_reported_by_its_pass_and_innermost_frames():
+    """iree-compile dying on a signal prints no diagnostic, only LLVM's stack dump: the error
+    names the exit code, the pass and the innermost frames (the tail of the text, kept before,
+    began in the middle of a frame and named neither)."""
+    import importlib
+    errors = importlib.import_module("xlair.compile")._errors
+    dump = "\n".join([
+        "Error invoking IREE compiler tool iree-compile", "Error code: -11", "Diagnostics:",
+        "Stack dump:", "0.\tProgram arguments: iree-compile - --iree-hal-target-backends=llvm-cpu",
+        " #0 0x00007fe02f55a0ab llvm::sys::PrintStackTrace(llvm::raw_ostream&, int) Signals.cpp:0:0",
+        " #1 0x00007fe02f55ac10 SignalHandler(int, siginfo_t*, void*) Signals.cpp:0:0",
+        " #2 0x00007fe02965a050 (/lib/x86_64-linux-gnu/libc.so.6+0x3c050)",
+        " #3 0x00007fe0319b36a5 mlir::iree_compiler::(anonymous namespace)::ScfWhileOpConversion::"
+        "matchAndRewrite(mlir::scf::WhileOp) Patterns.cpp:0:0",
+        " #4 0x00007fe0318df000 mlir::iree_compiler::IREE::Stream::(anonymous namespace)::"
+        "ConvertToStreamPass::runOnOperation() ConvertToStream.cpp:0:0",
+        "Invoked with:", " iree-compile " + "--flag " * 400])
+    msg = errors(dump)
+    assert msg.startswith("iree-compile crashed (Error code: -11) in ConvertToStreamPass")
+    assert "ScfWhileOpConversion::matchAndRewrite" in msg
+    assert "SignalHandler" not in msg and "PrintStackTrace" not in msg and "--flag" not in msg
+    assert errors("x.mlir:3:5: error: 'foo' op bad\n  more") == "x.mlir:3:5: error: 'foo' op bad"
