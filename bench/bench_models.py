@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 from harness import cpu_summary, fmt_ms, geomean, interleaved  # noqa: E402
-from model_compare import mismatches  # noqa: E402
+from model_compare import leaves as _leaves, mismatches  # noqa: E402
 from model_programs import PROGRAMS  # noqa: E402
 
 #: Timing of one program stops starting new rounds after this many seconds (at least 3 rounds):
@@ -58,11 +58,6 @@ this order:
 - Before timing, every output leaf of xlair's first call is compared with jax.jit's
   (tests/models/model_compare.py `mismatches`, the suite's tolerances); a difference is listed
   below the table and the program is still timed."""
-
-
-def _leaves(tree) -> list:
-    import jax
-    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
 
 
 def stablehlo_ops(lowered) -> int:

@@ -8,10 +8,12 @@ from model_programs import PROGRAMS, Program
 
 
 def leaves(tree):
-    """The leaves as numpy arrays (a typed PRNG key as its data)."""
+    """The leaves as numpy arrays (a typed PRNG key, whose dtype is not numpy's, as its data;
+    bench/bench_models.py times this on both sides)."""
     import jax
-    return [np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(getattr(x, "dtype", None), jax.dtypes.prng_key)
-                       else x) for x in jax.tree_util.tree_leaves(tree)]
+    return [np.asarray(x) if isinstance(getattr(x, "dtype", None), np.dtype) or not hasattr(x, "dtype")
+            else np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
+            for x in jax.tree_util.tree_leaves(tree)]
 
 
 def reference(prog: Program, fn, args):
