@@ -178,6 +178,15 @@ def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -
                          _source_hash())
 
 
+def text_key(text: str, name: str, tgt: Target, options: dict, pack) -> str:
+    """The hash of an artifact by the StableHLO text it was compiled from (xlair.jit's
+    compile_text): the text, its name, the target and the CPU its flags resolve to, the compile
+    options, the packed run asked for and xlair's own source."""
+    flags = tgt.compile_flags(options.get("arch") or options.get("cpu")) + list(options.get("flags", ()))
+    return _content_hash(tgt, flags, "stablehlo", text, name, tgt.name, repr(sorted(options.items())), repr(pack),
+                         _source_hash())
+
+
 def iree_input_key(text: str, tgt: Target, flags: list[str]) -> str:
     """The artifact's hash by what IREE is given: the lowered module, target, flags, the CPU the
     flags resolve to and IREE's version.  A change to xlair's source changes every `cache_key`,
@@ -336,12 +345,17 @@ def compile(comp: Computation, target: str = "cpu", *, flags=(), cpu: str | None
     vmfb = compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
                         check_limits=check_limits, pack=pack)
     exe = Executable(vmfb, target)
-    # IREE 3.13's VM can fail at run time on a loop (iree-org/iree#24753: a null buffer ref;
-    # docs/iree-limits.md): the executable may then rebuild itself with counted loops in the
-    # general form, and if that fails too, with its loops on the host as well (no loop moved
-    # into a dispatch region), each once (runtime.Executable._fall_back)
-    def rebuild(**form):
-        return lambda: compile_vmfb(comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
-                                    cache=cache, check_limits=check_limits, pack=pack, **form)
-    exe._fallbacks = (rebuild(counted=False), rebuild(counted=False, device_loops=False))
+    exe._fallbacks = loop_fallbacks(lambda: comp, target, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
+                                    cache=cache, check_limits=check_limits, pack=pack)
     return exe
+
+
+def loop_fallbacks(computation, target: str, **options) -> tuple:
+    """The rebuilds an executable of `computation()` (compiled with `options`) falls back on:
+    IREE 3.13's VM can fail at run time on a loop (iree-org/iree#24753: a null buffer ref;
+    docs/iree-limits.md); the executable then rebuilds itself with counted loops in the
+    general form, and if that fails too, with its loops on the host as well (no loop moved
+    into a dispatch region), each once (runtime.Executable._fall_back)."""
+    def rebuild(**form):
+        return lambda: compile_vmfb(computation(), target, **options, **form)
+    return (rebuild(counted=False), rebuild(counted=False, device_loops=False))

@@ -87,6 +87,8 @@ class Executable:
             self.parameter_shapes = tuple(parse_shape(p) for p in sig["params"])
             self.result_shape = parse_shape(sig["result"])
             self.replicas = int(sig.get("replicas", 1))
+            #: the estimated work of its heaviest op (lowering/cost.py), when the artifact says
+            self.work = int(sig["work"]) if "work" in sig else None
             if self.target.backend == "llvm-cpu":  # before IREE loads code this CPU cannot run
                 cpus.check_runnable(self._vmfb, sig.get("cpu"), f"the artifact {self.name!r}")
                 _check_stack(sig, self.name)

@@ -720,3 +720,24 @@ def test_shardy_annotations_are_dropped():
     np.testing.assert_array_equal(got[0], k)
     np.testing.assert_array_equal(got[1], 2 * x)
     assert "sdy" not in body(text)
+
+
+def test_jit_finds_its_artifact_by_the_stablehlo_text(monkeypatch, tmp_path):
+    """A new `xlair.jit` of a function compiled before (a new process, a notebook cell run
+    again) finds the artifact by the hash of JAX's StableHLO text without importing it; other
+    compile options are another artifact."""
+    import jax.numpy as jnp
+    from xlair import jax_bridge
+    monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
+    x = np.arange(4, dtype=np.float32)
+
+    def f(x):
+        return jnp.sin(x) * 2
+    np.testing.assert_allclose(xla.jit(f)(x), np.sin(x) * 2, rtol=1e-6)
+
+    def no_import(*args, **kwargs):
+        raise AssertionError("imported again")
+    monkeypatch.setattr(jax_bridge, "from_stablehlo", no_import)
+    np.testing.assert_allclose(xla.jit(f)(x), np.sin(x) * 2, rtol=1e-6)
+    with pytest.raises(AssertionError, match="imported again"):
+        xla.jit(f, flags=["--iree-opt-level=O2"])(x)
