@@ -141,9 +141,10 @@ class Jitted:
         for a typed PRNG key), output tree, direct, the count of packs made when its leaves
         were last looked at, the runs of packed leaves it was compiled for, or None for a
         program not worth packing (packing.worth), and None for a program without typed PRNG
-        keys, else its output leaves that are keys: [(leaf index, key implementation), ...]].  A new `xla.device_put` pytree since then (arrays.packs_made) is
-        looked for among the leaves: a run of leaves that are one pack, not yet compiled for,
-        compiles the program again to take it packed (once a run)."""
+        keys, else its output leaves that are keys: [(leaf index, key implementation), ...]].
+        A new `xla.device_put` pytree since then (arrays.packs_made) is looked for among the
+        leaves: a run of leaves that are one pack, not yet compiled for, compiles the program
+        again to take it packed (once a run)."""
         made = _arrays.packs_made
         entry = self._cache.get(key)
         if entry is not None and entry[4] == made:
@@ -158,9 +159,9 @@ class Jitted:
 
     def _compile(self, args, kwargs, pack=None):
         """(executable, leaf dtypes, output tree, whether calls hand it leaves directly, whether
-        the program is light enough to be worth packing, its typed PRNG keys: see _entry); `pack`: the run of argument leaves
-        that are one `xla.device_put` pytree (arrays.pack_run), which the executable then also
-        takes packed (xlair.packing) when so."""
+        the program is light enough to be worth packing, its typed PRNG keys: see _entry);
+        `pack`: the run of argument leaves that are one `xla.device_put` pytree
+        (arrays.pack_run), which the executable then also takes packed (xlair.packing) when so."""
         jax = _jax()
         args, kwargs = jax.tree_util.tree_map(_abstract, (args, kwargs))
         lowered = lower(self.fn, *args, static_argnums=self.static_argnums, **kwargs)
