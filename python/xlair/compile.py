@@ -227,6 +227,10 @@ def _errors(text: str) -> str:
             f"innermost frames:\n  " + "\n  ".join(inner))
 
 
+#: what IREE 3.13 says of a counted loop's peeled trip it partitioned badly (docs/iree-limits.md)
+_PEELED_TRIP_ERROR = "streamable op expected to be in an execution region"
+
+
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
                  arch: str | None = None, replicas: int = 1, cache: bool = True,
                  check_limits: bool = True, counted: bool = True, device_loops: bool = True,
@@ -275,16 +279,16 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if vmfb is None:
         try:
             vmfb = seal(iree_compile(text, tgt, all_flags))
-        except XlaError:
-            if on_device:
+        except XlaError as e:
+            if counted and "scf.for" in text and (not on_device or _PEELED_TRIP_ERROR in str(e)):
+                # IREE refused a counted loop's form (its stream partitioning left a dispatch
+                # of the peeled trip outside any execution region: docs/iree-limits.md): the
+                # program with its counted loops in the general form, its device loops kept
+                form = dict(counted=False, device_loops=device_loops)
+            elif on_device:
                 # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms
                 # it is known to refuse are avoided there): the program with its loops on the host
                 form = dict(counted=counted, device_loops=False)
-            elif counted and "scf.for" in text:
-                # IREE refused a counted loop's form (its stream partitioning left a dispatch
-                # of the peeled trip outside any execution region: docs/iree-limits.md): the
-                # program with its counted loops in the general form
-                form = dict(counted=False, device_loops=device_loops)
             else:
                 raise
             vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
