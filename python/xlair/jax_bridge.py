@@ -30,6 +30,7 @@ from .computation import Computation
 from .runtime import Executable
 from .stablehlo import from_stablehlo
 from .targets import target as find_target
+from .values import is_prng_key
 
 
 @functools.lru_cache(maxsize=1)
@@ -170,9 +171,9 @@ class Jitted:
         exe = compile_text(lowered.as_text(), self.__name__, self.target, pack, self.compile_options)
         light = exe.work is not None and exe.work <= packing.MAX_WORK
         avals = jax.tree_util.tree_leaves(lowered.in_avals)
-        dtypes = [_KEY if _is_key(a.dtype) else np.dtype(a.dtype) for a in avals]
+        dtypes = [_KEY if is_prng_key(a.dtype) else np.dtype(a.dtype) for a in avals]
         outs = jax.tree_util.tree_leaves(lowered.out_info)
-        out_keys = [(i, _key_impl(o.dtype)) for i, o in enumerate(outs) if _is_key(o.dtype)]
+        out_keys = [(i, _key_impl(o.dtype)) for i, o in enumerate(outs) if is_prng_key(o.dtype)]
         keys = out_keys if _KEY in dtypes or out_keys else None
         # the executable's leaves are JAX's argument and output leaves, one for one (no tuple
         # parameter or token, no typed key): calls hand it leaves directly
@@ -191,11 +192,6 @@ class Jitted:
 #: uint32 of the key's shape and the implementation's key shape; xlair.jit passes
 #: `jax.random.key_data(key)` and wraps such results again with `jax.random.wrap_key_data`
 _KEY = object()
-
-
-def _is_key(dtype) -> bool:
-    jax = _jax()
-    return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
 
 
 def _key_impl(dtype):

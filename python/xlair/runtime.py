@@ -23,7 +23,7 @@ from .device import to_device as _to_device  # noqa: F401  (also bench/harness.p
 from . import packing
 from .packing import PACKED_FN, layout_key, packable
 from .targets import artifact_target, target as find_target
-from .values import check_args, flatten, parse_shape, unflatten
+from .values import check_args, flatten, is_prng_key, parse_shape, unflatten
 
 #: Programs whose heaviest op does less work than this (lowering/cost.py: multiply-adds, an
 #: element of an element-wise op counting 16) run on IREE's local-sync driver, which runs
@@ -642,9 +642,10 @@ def device_put(x, target: str = "cpu"):
     """`x` copied to `target`'s device as an `xla.Array`.  A pytree of arrays becomes the same
     pytree of Arrays: tuples, named tuples, lists and dicts, and, when JAX is imported, every
     pytree JAX knows (flax and optax states).  An Array already on that target is returned
-    as is; a JAX typed PRNG key is left as it is.  On the CPU, the leaves of a JAX pytree of at least `packing.MIN_LEAVES` arrays
-    (at most `packing.MAX_BYTES`) are also kept packed (arrays.Pack): a program that `xla.jit`
-    compiled for them takes them as one buffer per element type (xlair.packing)."""
+    as is; a JAX typed PRNG key is left as it is.  On the CPU, the leaves of a JAX pytree of
+    at least `packing.MIN_LEAVES` arrays (at most `packing.MAX_BYTES`) are also kept packed
+    (arrays.Pack): a program that `xla.jit` compiled for them takes them as one buffer per
+    element type (xlair.packing)."""
     tgt = find_target(target)
     device, host_memory = _config(tgt.driver).device, tgt.backend == "llvm-cpu"
     jax = sys.modules.get("jax")
@@ -654,9 +655,7 @@ def device_put(x, target: str = "cpu"):
     values, tree = tree_util.tree_flatten(x)
     # a typed PRNG key (jax.random.key; an nnx state's rng streams) stays as it is: xlair.jit
     # passes its data
-    key = jax.dtypes.prng_key
-    leaves = [v if jax.dtypes.issubdtype(getattr(v, "dtype", None), key) else _put(v, tgt, device, host_memory)
-              for v in values]
+    leaves = [v if is_prng_key(getattr(v, "dtype", None)) else _put(v, tgt, device, host_memory) for v in values]
     if host_memory and all(type(a) is Array for a in leaves) and packable([a._shape for a in leaves]):
         Pack(tuple(leaves), device, [v if type(v) is not Array else np.asarray(v) for v in values])
     return tree_util.tree_unflatten(tree, leaves)

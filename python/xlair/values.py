@@ -2,6 +2,7 @@
 shapes of an executable's signature."""
 from __future__ import annotations
 
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -11,6 +12,15 @@ from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape, element_type
 
 from .arrays import Array
+
+
+def is_prng_key(dtype) -> bool:
+    """Whether `dtype` is a JAX typed PRNG key's (`jax.random.key`; not a numpy dtype).  JAX is
+    not imported here: without it, nothing is a key."""
+    if dtype is None or isinstance(dtype, np.dtype):
+        return False
+    jax = sys.modules.get("jax")
+    return jax is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
 
 
 def parse_shape(text: str) -> Shape:

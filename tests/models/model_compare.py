@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from xlair.values import is_prng_key
+
 from model_programs import PROGRAMS, Program
 
 
@@ -11,8 +13,7 @@ def leaves(tree):
     """The leaves as numpy arrays (a typed PRNG key, whose dtype is not numpy's, as its data;
     bench/bench_models.py times this on both sides)."""
     import jax
-    return [np.asarray(x) if isinstance(getattr(x, "dtype", None), np.dtype) or not hasattr(x, "dtype")
-            else np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
+    return [np.asarray(jax.random.key_data(x) if is_prng_key(getattr(x, "dtype", None)) else x)
             for x in jax.tree_util.tree_leaves(tree)]
 
 
@@ -42,7 +43,7 @@ def run_xlair_on_device(prog: Program, fn, args, target: str = "cpu") -> tuple[l
     # (a typed PRNG key stays a JAX key array: xlair.jit passes and returns its data)
     problems = [f"result leaf {i} is a {type(x).__name__}, not an xla.Array"
                 for i, x in enumerate(jax.tree_util.tree_leaves(second))
-                if not isinstance(x, xla.Array) and not jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)]
+                if not isinstance(x, xla.Array) and not is_prng_key(x.dtype)]
     problems += [f"argument leaf {i} changed on the device" for i, (a, b) in
                  enumerate(zip(before, leaves(put))) if not np.array_equal(a, b, equal_nan=True)]
     got, again = leaves(second), leaves(first)
