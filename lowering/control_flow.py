@@ -308,6 +308,9 @@ def unwrap_read_loop_results(module: ir.Module) -> None:
             op.erase()
 
 
+_EVENED = "xlair.evened"
+
+
 def _uneven(op: ir.Operation) -> bool:
     """An scf.while whose regions take different types: canonicalization drops the argument of
     a state leaf the loop never reads (the do-while's body overwrites it) from the `before`
@@ -316,16 +319,96 @@ def _uneven(op: ir.Operation) -> bool:
     return [a.type for a in before.arguments] != [a.type for a in after.arguments]
 
 
+def _forwarded(op: ir.Operation) -> list[int] | None:
+    """For an scf.while in lower_while's do-while form (its `after` region yields some of its
+    arguments as they are, each once): for each argument of the `before` region, the position
+    of the `after` region's argument that feeds it; None for another form."""
+    after = op.regions[1].blocks[0]
+    ops = [o.operation for o in after.operations]
+    args = list(after.arguments)
+    if len(ops) != 1:
+        return None
+    pos = []
+    for v in ops[0].operands:
+        k = next((i for i, a in enumerate(args) if a == v), None)
+        if k is None or k in pos:
+            return None
+        pos.append(k)
+    return pos
+
+
+def _even_out(op: ir.Operation, pos: list[int]) -> None:
+    """The loop rebuilt with its `after` region's signature on both regions: each state value
+    the body overwrites gets its `before` argument back, entering the loop as a tensor.empty
+    (never read: the body sets it before anything reads it)."""
+    types = [a.type for a in op.regions[1].blocks[0].arguments]
+    old = op.regions[0].blocks[0]
+    with ir.InsertionPoint(op), op.location:
+        inits = [op.operands[pos.index(j)] if j in pos else empty(t) for j, t in enumerate(types)]
+        w = scf.WhileOp(types, inits)
+        before = w.before.blocks.append(*types)
+        for i, a in enumerate(old.arguments):
+            a.replace_all_uses_with(before.arguments[pos[i]])
+        with ir.InsertionPoint(before):
+            anchor = Anchor()
+        for o in list(old.operations):
+            o.operation.move_before(anchor.op)
+        anchor.done()
+        after = w.after.blocks.append(*types)
+        with ir.InsertionPoint(after):
+            scf.YieldOp(list(after.arguments))
+    w.operation.attributes[_EVENED] = ir.UnitAttr.get()
+    for r, n in zip(op.results, w.results):
+        r.replace_all_uses_with(n)
+    op.erase()
+
+
+def even_out_loops(module: ir.Module) -> dict[str, ir.Operation]:
+    """After canonicalization: every uneven scf.while (_uneven) of lower_while's form evened
+    out (_even_out), so that lowering/device_loops.py can move it onto the device like any
+    other loop.  IREE's canonicalizations make it uneven again later, harmless inside a
+    dispatch region but not on the host (uneven_loops_to_cfg).  Returns a detached copy of
+    each function holding such a loop, as it is now, for uneven_loops_to_cfg."""
+    copies = {}
+    for name, f in functions(module).items():
+        found = []
+
+        def visit(op):
+            op = op.operation if hasattr(op, "operation") else op
+            if op.name == "scf.while" and _uneven(op):
+                pos = _forwarded(op)
+                if pos is not None and all(isinstance(a.type, ir.RankedTensorType)
+                                           for a in op.regions[1].blocks[0].arguments):
+                    found.append((op, pos))
+            return ir.WalkResult.ADVANCE
+        f.walk(visit)
+        for op, pos in found:
+            _even_out(op, pos)
+        if found:
+            copies[name] = f.clone()
+    return copies
+
+
+def _on_host(op: ir.Operation, f: ir.Operation) -> bool:
+    p = op.parent
+    while p is not None and p != f:
+        if p.name == "flow.dispatch.region":
+            return False
+        p = p.parent
+    return True
+
+
 def _convertible(f: ir.Operation) -> tuple[bool, bool]:
-    """(whether function `f` holds an uneven scf.while, whether every scf op of it outside a
-    linalg.generic is nested in scf ops only: IREE's iree-top-level-scf-to-cfg converts all of
-    those, and a region of another op (a dispatch region) must keep its single block)."""
+    """(whether function `f` holds an uneven or evened scf.while outside dispatch regions,
+    whether every scf op of it outside a linalg.generic is nested in scf ops only: IREE's
+    iree-top-level-scf-to-cfg converts all of those, and a region of another op (a dispatch
+    region) must keep its single block)."""
     uneven, safe = False, True
 
     def visit(op):
         nonlocal uneven, safe
         op = op.operation if hasattr(op, "operation") else op
-        if op.name == "scf.while" and _uneven(op):
+        if op.name == "scf.while" and (_EVENED in op.attributes or _uneven(op)) and _on_host(op, f):
             uneven = True
         if op.name.startswith("scf."):
             p = op.parent
@@ -341,19 +424,26 @@ def _convertible(f: ir.Operation) -> tuple[bool, bool]:
     return uneven, safe
 
 
-def uneven_loops_to_cfg(module: ir.Module) -> None:
-    """After canonicalization: a function holding an uneven scf.while (_uneven) has its scf ops
-    turned into branches between blocks (IREE's iree-top-level-scf-to-cfg; linalg.generic
-    bodies are left as they are).  IREE 3.13's stream conversion gives both regions of an
-    scf.while the signature of its operands: on an uneven loop it failed to verify ("region
-    branch point has 4 operands, but region successor needs 2 inputs") or crashed in
-    ScfWhileOpConversion (jax.scipy.optimize.minimize's line search, lax.betainc, a
-    `while err > tol` loop; docs/iree-limits.md).  IREE's own canonicalizations run again
-    later, so evening the loop out would not last; a branch does.  Such a function's loops stay
-    on the host (lowering/device_loops.py takes single-block functions)."""
+def uneven_loops_to_cfg(module: ir.Module, copies: dict[str, ir.Operation] | None = None) -> None:
+    """After lowering/device_loops.py: a function holding an uneven or evened scf.while left on
+    the host has its scf ops turned into branches between blocks (IREE's
+    iree-top-level-scf-to-cfg; linalg.generic bodies are left as they are).  IREE 3.13's
+    stream conversion gives both regions of an scf.while the signature of its operands, and
+    its canonicalizations make an evened loop uneven again: on an uneven loop it failed to
+    verify ("region branch point has 4 operands, but region successor needs 2 inputs") or
+    crashed in ScfWhileOpConversion (jax.scipy.optimize.minimize's line search, lax.betainc, a
+    `while err > tol` loop; docs/iree-limits.md); a branch does not.  IREE's pass would also
+    turn the loops of a dispatch region into blocks: a function with both takes back its copy
+    from before device_loops (`copies`, from even_out_loops), its loops all on the host."""
+    copies = copies or {}
     pm = None
-    for f in functions(module).values():
+    for name, f in functions(module).items():
         uneven, safe = _convertible(f)
+        if uneven and not safe and name in copies:
+            ir.InsertionPoint(f).insert(copies[name])
+            f.erase()
+            f = copies[name]
+            uneven, safe = _convertible(f)
         if uneven and safe:
             pm = pm or passmanager.PassManager.parse("func.func(iree-top-level-scf-to-cfg)")
             pm.run(f)

@@ -32,7 +32,8 @@ those below (scalar arith/math, tensor slicing and reshaping, linalg.generic and
 (matmuls, pooling: whatever has indexing maps and a body), tensor.pad with static padding,
 iree_linalg_ext.gather and scatter of whole trailing slices, scf.if), and the body is small:
 at most MAX_WORK iteration points a trip (the code is scalar and single-threaded, where the
-host loop's dispatches are vectorized and parallel) and at most MAX_BYTES of tensors made a
+host loop's dispatches are vectorized and parallel; a While in the body counts WHILE_TRIPS
+times) and at most MAX_BYTES of tensors made a
 trip (a dispatch's temporaries live on its stack: IREE's CPU codegen allows 32 KB unless the
 module asks for more, which it does above DEFAULT_STACK_BYTES, see STACK_ATTR), and its
 dispatch binds at most MAX_BINDINGS buffers (over that, the tensors it reads from outside are
@@ -60,6 +61,10 @@ from .registry import (Anchor, defining_op, empty, extract_slice, generic, index
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
+#: the trips a While inside a loop's body counts for in its work (MAX_WORK): it has no trip
+#: count, and a trip of at most MAX_WORK / WHILE_TRIPS points runs faster as scalar code than
+#: as dispatches driven by the host (~8 us a trip; JAX's line search inside BFGS's loop)
+WHILE_TRIPS = 8
 #: bytes of the tensors one trip creates, the two copies of the state included: they live on
 #: the dispatch's stack, and the bound is at or above what IREE allocates there (lstm_scan with
 #: a 60 KB bound asked for 52,992 bytes; the GRU scan gradient's backward loop, 100,352 bytes
@@ -240,8 +245,9 @@ def _product(dims) -> int:
 
 
 def _region_work(op: ir.Operation, once: bool = False) -> int | None:
-    """The work of an op's regions: of all its trips for a loop in a loop body (whose trip
-    count must then be a constant), of one (`once`) for the loop being moved."""
+    """The work of an op's regions: of all its trips for a loop in a loop body (an scf.for's
+    trip count must then be a constant; a While's counts WHILE_TRIPS), of one (`once`) for the
+    loop being moved."""
     total = 0
     for region in op.regions:
         for block in region.blocks:
@@ -258,8 +264,8 @@ def _region_work(op: ir.Operation, once: bool = False) -> int | None:
         if None in (lb, ub, st) or st <= 0:
             return None
         total *= max(0, -(-(ub - lb) // st))
-    elif op.name == "scf.while" and total:
-        return None                      # a while loop in the body: trips unknown
+    elif op.name == "scf.while":
+        total *= WHILE_TRIPS             # a while loop in the body: trips unknown
     return total
 
 

@@ -37,7 +37,7 @@ from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_forking_products
-from .control_flow import mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
+from .control_flow import even_out_loops, mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
 from .bindings import split_wide_fusions
 from .device_loops import device_loops
 from .dynamic import dynamic_sizes as run_dynamic
@@ -326,9 +326,10 @@ def to_linalg(module: ir.Module) -> None:
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")
     pm.run(module.operation)
     unwrap_read_loop_results(module)
-    uneven_loops_to_cfg(module)
+    copies = even_out_loops(module)
     if registry.options().target == "cpu" and registry.options().loops == "device":
         device_loops(module)
+    uneven_loops_to_cfg(module, copies)
     split_wide_fusions(module)
 
 

@@ -344,11 +344,11 @@ def test_binding_count_over_32_element_wise_tree(target):
     np.testing.assert_allclose(exe(*args), want, rtol=1e-6, atol=1e-6)
 
 
-def _overwrite_loop(b, x):
+def _overwrite_loop(b, x, n=4):
     """A While of state (t, y, x) that halves t while sum(x) < 5 and t > 1e-3, and sets
     y = x * t without reading y (JAX's `while err > tol` loops: the error recomputed each trip;
     x stands for a value the loop captures, carried unchanged)."""
-    st = Shape.tuple([Shape(F32, ()), Shape(F32, [4]), Shape(F32, [4])])
+    st = Shape.tuple([Shape(F32, ()), Shape(F32, [n]), Shape(F32, [n])])
     add = comp_of(lambda b, p, q: O.add(p, q), Shape(F32, ()), Shape(F32, ()), name="add")
 
     def cond(b, s):
@@ -358,25 +358,33 @@ def _overwrite_loop(b, x):
 
     def body(b, s):
         t, x = O.get_tuple_element(s, 0), O.get_tuple_element(s, 2)
-        return O.tuple(b, [O.mul(t, O.constant(b, np.float32(0.5))), O.mul(x, O.broadcast(t, [4])), x])
+        return O.tuple(b, [O.mul(t, O.constant(b, np.float32(0.5))), O.mul(x, O.broadcast(t, [n])), x])
     loop = O.while_(comp_of(cond, st, name="cond"), comp_of(body, st, name="body"),
                     O.tuple(b, [O.constant(b, np.float32(1)), x, x]))
     return O.get_tuple_element(loop, 1)
 
 
-def test_region_successor_needs_inputs_while_overwriting_state(target):
+@pytest.mark.parametrize("loops", ["device", "host"])
+def test_region_successor_needs_inputs_while_overwriting_state(target, loops):
     """jax.scipy.optimize.minimize's line search, lax.betainc and `while err > tol` loops: a
     While whose body sets a state value without reading it.  Canonicalization drops that
     value's argument from the scf.while's `before` region (the body's half of xlair's
     do-while) while its `after` region still takes it; IREE 3.13's stream conversion gives
     both regions the operands' signature and failed: "'scf.while' op along control flow edge
     from Operation scf.condition to Region #1: region branch point has 4 operands, but region
-    successor needs 2 inputs" (or crashed in ScfWhileOpConversion).  Such a function's scf ops
-    are now branches between blocks."""
+    successor needs 2 inputs" (or crashed in ScfWhileOpConversion).  The loop is evened out, so
+    that on the CPU it runs on the device as one dispatch region; left on the host (Vulkan, or
+    device loops off), its function's scf ops are branches between blocks."""
+    if loops == "host" and target != "cpu":
+        pytest.skip("device loops are a CPU form: Vulkan's loops are on the host in the other case")
     b = xla.Builder("overwrite")
     _overwrite_loop(b, b.parameter(0, Shape(F32, [4])))
     comp = b.build()
-    assert "cf.cond_br" in str(lower(comp, 1, target))
+    text = str(lower(comp, 1, target, device_loops=loops == "device"))
+    if target == "cpu" and loops == "device":
+        assert "flow.dispatch.region" in text and "cf.cond_br" not in text
+    else:
+        assert "cf.cond_br" in text and "flow.dispatch.region" not in text
     x = np.array([1.2, 1.0, 0.5, 0.3], np.float32)
     t, y = np.float32(1), x.copy()                   # the loop, step by step
     if x.sum() < 5 and t > 1e-3:
@@ -384,8 +392,12 @@ def test_region_successor_needs_inputs_while_overwriting_state(target):
             t, y = np.float32(t * 0.5), x * t
             if not (x.sum() < 5 and t > 1e-3):
                 break
-    np.testing.assert_array_equal(xla.compile(comp, target=target)(x), y)
     np.testing.assert_array_equal(xla.interpret(comp, x), y)
+    if loops == "device":
+        np.testing.assert_array_equal(xla.compile(comp, target=target)(x), y)
+    else:
+        exe = xla.Executable(compile_vmfb(comp, target, device_loops=False), target)
+        np.testing.assert_array_equal(exe(x), y)
 
 
 def test_region_successor_needs_inputs_while_overwriting_state_in_a_loop(target):
@@ -408,6 +420,24 @@ def test_region_successor_needs_inputs_while_overwriting_state_in_a_loop(target)
         acc = acc + acc * np.float32(2.0 ** -9)
     np.testing.assert_allclose(want, acc, rtol=1e-6)
     np.testing.assert_allclose(xla.compile(comp, target=target)(x), acc, rtol=1e-6)
+
+
+def test_region_successor_needs_inputs_while_overwriting_state_beside_a_device_loop():
+    """Two such Whiles in one function: a small one, which goes onto the device, and one of
+    f32[70000] (more work a trip than a device loop takes), left on the host.  Turning the
+    function's scf ops into branches would also break the dispatch region's loop into blocks:
+    the function is lowered again with both loops on the host, as branches."""
+    b = xla.Builder("two_loops")
+    small, large = b.parameter(0, Shape(F32, [4])), b.parameter(1, Shape(F32, [70000]))
+    O.tuple(b, [_overwrite_loop(b, small), _overwrite_loop(b, large, 70000)])
+    comp = b.build()
+    text = str(lower(comp, 1, "cpu"))
+    assert "cf.cond_br" in text and "flow.dispatch.region" not in text
+    x = np.array([1.2, 1.0, 0.5, 0.3], np.float32)
+    z = np.full(70000, 1e-5, np.float32)            # sum 0.7 < 5: halves t down to 2^-10
+    got = xla.compile(comp)(x, z)
+    np.testing.assert_array_equal(got[0], x * np.float32(2.0 ** -9))
+    np.testing.assert_array_equal(got[1], z * np.float32(2.0 ** -9))
 
 
 def test_streamable_op_expected_to_be_in_an_execution_region_random_gamma(target):
