@@ -5,8 +5,10 @@ indices from it with rank-0 ops: `select(i < 0, i + n, i)` before every dynamic 
 - i` in a reversed scan.  Each such op lowers to a linalg.generic over rank-0 tensors, which
 IREE runs as a dispatch of its own, and the DynamicSlice that uses the result then reads it
 back from the device (a wait per loop trip).  `fold_host_scalars` replaces a rank-0
-linalg.generic of integers whose every input is a `tensor.from_elements` of a scalar or a constant by
-its body's scalar ops on those scalars: the result is again a `tensor.from_elements`, so
+linalg.generic of integers whose every input is a `tensor.from_elements` of a scalar, a
+constant, or an element sliced from a constant (the peeled first trip of a counted loop reads
+a table at the counter's first value; left as a dispatch without operands, IREE 3.13 refused
+it: docs/iree-limits.md) by its body's scalar ops on those scalars: the result is again a `tensor.from_elements`, so
 chains fold in one walk, and canonicalization then folds `tensor.extract` of it to the
 scalar.  Nothing that lives on the device is moved to the host: the folding takes only
 inputs the host holds.
@@ -18,9 +20,40 @@ from xlair.dialect.ir import arith, ir, tensor
 from .registry import defining_op
 
 
+def _constant_element(v: ir.Value) -> ir.Attribute | None:
+    """The element of a rank-0 tensor sliced (at static offsets) and reshaped from an
+    arith.constant of integers, or None: the peeled first trip of a counted loop reads a
+    table at the counter's first value (threefry's rotation amounts, `32 - r[0]`)."""
+    flat = 0                                  # of the element, in row-major order in `v`
+    while (op := defining_op(v)) is not None:
+        if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
+            v = op.operands[0]                # (a reshape keeps the row-major order)
+        elif op.name == "tensor.extract_slice" and len(op.operands) == 1 and _elements(op.results[0].type) == 1:
+            shape = ir.RankedTensorType(op.operands[0].type).shape
+            flat = 0
+            for o, d in zip(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]), shape):
+                flat = flat * d + o
+            v = op.operands[0]
+        elif op.name == "arith.constant":
+            attr = op.attributes["value"]
+            return ir.IntegerAttr.get(ir.RankedTensorType(v.type).element_type, int(attr[flat])) \
+                if isinstance(attr, ir.DenseIntElementsAttr) else None
+        else:
+            return None
+    return None
+
+
+def _elements(t: ir.Type) -> int:
+    n = 1
+    for d in ir.RankedTensorType(t).shape:
+        n *= d
+    return n
+
+
 def _host_value(v: ir.Value):
     """What the host holds of a rank-0 tensor, or None: the scalar of a tensor.from_elements,
-    or the splat attribute of an arith.constant (made a scalar constant only when folding)."""
+    the splat attribute of an arith.constant, or an element of a constant (_constant_element;
+    attributes are made scalar constants only when folding)."""
     op = defining_op(v)
     if op is None:
         return None
@@ -30,13 +63,15 @@ def _host_value(v: ir.Value):
         attr = op.attributes["value"]
         if isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
             return attr
-    return None
+    return _constant_element(v)
 
 
 def _scalar(v: ir.Value, held) -> ir.Value:
     """The scalar value of what `_host_value` found."""
     if isinstance(held, ir.Value):
         return held
+    if isinstance(held, ir.IntegerAttr):
+        return arith.ConstantOp(held.type, held).result
     return arith.ConstantOp(ir.RankedTensorType(v.type).element_type, held.get_splat_value()).result
 
 
