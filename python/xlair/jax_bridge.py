@@ -116,14 +116,14 @@ class Jitted:
             with self._lock:
                 entry = self._entry(key, args, kwargs, leaves)
         exe, dtypes, out_tree, direct = entry[:4]
-        if direct and exe._quick is not None:
-            self._last = (tree, static, exe._quick, out_tree, entry[4])
         keys = entry[6]
+        if direct and exe._quick is not None:
+            self._last = (tree, static, exe._quick if keys is None else keys.quick(exe._quick), out_tree, entry[4])
         if keys is None:
             flat = [x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
                     for x, dt in zip(leaves, dtypes)]
         else:           # typed PRNG keys are passed as their data (as JAX lowers them)
-            flat = [np.asarray(_jax().random.key_data(x)) if dt is _KEY else
+            flat = [_key_data(x) if dt is _KEY else
                     x if type(x) is Array and x.dtype == dt else np.asarray(x, dtype=dt)
                     for x, dt in zip(leaves, dtypes)]
         if direct:       # the key fixed every leaf's shape and dtype: no check again
@@ -131,10 +131,8 @@ class Jitted:
         else:
             out = exe(*flat)
             outs = list(out) if out_tree.num_leaves > 1 else [out]
-        if keys:
-            wrap = _jax().random.wrap_key_data
-            for i, impl in keys:
-                outs[i] = wrap(np.asarray(outs[i]), impl=impl)
+        if keys is not None:
+            keys.wrap(outs)
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _entry(self, key, args, kwargs, leaves) -> list:
@@ -142,7 +140,7 @@ class Jitted:
         for a typed PRNG key), output tree, direct, the count of packs made when its leaves
         were last looked at, the runs of packed leaves it was compiled for, or None for a
         program not worth packing (packing.worth), and None for a program without typed PRNG
-        keys, else its output leaves that are keys: [(leaf index, key implementation), ...]].
+        keys, else its _Keys].
         A new `xla.device_put` pytree since then (arrays.packs_made) is looked for among the
         leaves: a run of leaves that are one pack, not yet compiled for, compiles the program
         again to take it packed (once a run)."""
@@ -173,13 +171,14 @@ class Jitted:
         avals = jax.tree_util.tree_leaves(lowered.in_avals)
         dtypes = [_KEY if is_prng_key(a.dtype) else np.dtype(a.dtype) for a in avals]
         outs = jax.tree_util.tree_leaves(lowered.out_info)
-        out_keys = [(i, _key_impl(o.dtype)) for i, o in enumerate(outs) if is_prng_key(o.dtype)]
-        keys = out_keys if _KEY in dtypes or out_keys else None
+        out_keys = [(i, o.dtype) for i, o in enumerate(outs) if is_prng_key(o.dtype)]
+        keys = _Keys([i for i, dt in enumerate(dtypes) if dt is _KEY], out_keys) if _KEY in dtypes or out_keys \
+            else None
         # the executable's leaves are JAX's argument and output leaves, one for one (no tuple
-        # parameter or token, no typed key): calls hand it leaves directly
-        direct = keys is None and (len(exe.parameter_shapes) == len(avals) and exe.replicas == 1
+        # parameter or token; a typed key as its data): calls hand it leaves directly
+        direct = (len(exe.parameter_shapes) == len(avals) and exe.replicas == 1
                   and len(exe.result_shape.leaves()) == lowered.out_tree.num_leaves
-                  and all(not s.is_tuple and not s.is_token and s.dtype == dt and tuple(s.dims) == tuple(a.shape)
+                  and all(not s.is_tuple and not s.is_token and (s.dtype, tuple(s.dims)) == _wire(dt, a)
                           for s, dt, a in zip(exe.parameter_shapes, dtypes, avals)))
         return exe, dtypes, lowered.out_tree, direct, light, keys
 
@@ -190,14 +189,79 @@ class Jitted:
 
 #: the leaf dtype of a typed PRNG key (`jax.random.key`): JAX lowers a key array as its data,
 #: uint32 of the key's shape and the implementation's key shape; xlair.jit passes
-#: `jax.random.key_data(key)` and wraps such results again with `jax.random.wrap_key_data`
+#: the key's data (_key_data) and makes such results keys again (_key_maker)
 _KEY = object()
 
 
-def _key_impl(dtype):
-    """The implementation of a key dtype, as `jax.random.wrap_key_data` takes it (None: the
-    default one)."""
-    return getattr(dtype, "_impl", None)
+def _wire(dt, aval) -> tuple:
+    """(dtype, dims) of the executable's parameter for a leaf of dtype `dt` (_KEY: a typed key,
+    passed as its uint32 data: the key's dims, then the implementation's key shape)."""
+    if dt is _KEY:
+        impl = getattr(aval.dtype, "_impl", None)
+        return np.dtype(np.uint32), tuple(aval.shape) + tuple(getattr(impl, "key_shape", (None,)))
+    return dt, tuple(aval.shape)
+
+
+def _key_data(key) -> np.ndarray:
+    """A typed key's data as numpy: the key array's own uint32 array where it has one (JAX's
+    PRNGKeyArray keeps it as `_base_array`; a copy back without a JAX dispatch, which
+    `jax.random.key_data` is: tens of microseconds a call)."""
+    base = getattr(key, "_base_array", None)
+    return np.asarray(base if base is not None else _jax().random.key_data(key))
+
+
+def _key_maker(dtype):
+    """A function making a typed key array of `dtype` from its data: JAX's key array class
+    given the data (one device transfer), when it makes the key `jax.random.wrap_key_data`
+    makes (a JAX dispatch, tens of microseconds), else wrap_key_data itself."""
+    jax = _jax()
+    impl = getattr(dtype, "_impl", None)
+
+    def wrap(data):
+        return jax.random.wrap_key_data(np.asarray(data), impl=impl)
+    if impl is None or not hasattr(impl, "key_shape"):
+        return wrap
+    zeros = np.zeros(tuple(impl.key_shape), np.uint32)
+    cls = type(wrap(zeros))
+    try:
+        made = cls(impl, zeros)
+        same = made.dtype == dtype and np.array_equal(_key_data(made), zeros)
+    except Exception:           # (JAX's private class took other arguments: the public way)
+        same = False
+    if not same:
+        return wrap
+    return lambda data: cls(impl, np.asarray(data))
+
+
+class _Keys:
+    """The typed PRNG keys of a program's leaves: the argument leaves that are keys (passed as
+    their data) and a maker for each result leaf that is one."""
+
+    def __init__(self, ins: list[int], outs: list[tuple]):
+        self.ins = ins
+        self.outs = [(i, _key_maker(dt)) for i, dt in outs]
+
+    def wrap(self, outs: list) -> None:
+        for i, make in self.outs:
+            outs[i] = make(outs[i])
+
+    def quick(self, call):
+        """The executable's call path `call` taking and giving keys (see runtime._call_path)."""
+        ins = self.ins
+
+        def keyed(leaves):
+            if ins:
+                leaves = list(leaves)
+                for i in ins:
+                    base = getattr(leaves[i], "_base_array", None)
+                    if base is None:
+                        return None             # (not a key array: the general path)
+                    leaves[i] = np.asarray(base)
+            outs = call(leaves)
+            if type(outs) is list:
+                self.wrap(outs)
+            return outs
+        return keyed
 
 
 def compile_text(text: str, name: str, target: str, pack, options: dict):

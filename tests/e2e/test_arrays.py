@@ -224,3 +224,33 @@ def test_one_element_array_as_python_number():
     assert bool(xla.device_put(np.zeros((1, 1), np.int32))) is False
     with pytest.raises(TypeError):
         float(xla.device_put(np.ones(3, np.float32)))
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_typed_prng_keys_in_and_out_of_jit(impl):
+    """A step taking a typed key (`jax.random.key`) and returning the next one with a sample,
+    chained over calls as a training loop does: xlair.jit passes each key's data and makes the
+    key results keys of the same implementation again, on its quick call path from the second
+    call on, with the values jax.jit gives; a key of another implementation (another key
+    shape) is another signature, compiled again."""
+    import jax
+
+    def step(key, x):
+        key, sub = jax.random.split(key)
+        return key, x + jax.random.normal(sub, x.shape)
+    x = np.zeros(3, np.float32)
+    mine, ref = xla.jit(step), jax.jit(step)
+    k1 = k2 = jax.random.key(5, impl=impl)
+    y1 = y2 = x
+    for _ in range(3):
+        k1, y1 = mine(k1, y1)
+        k2, y2 = ref(k2, y2)
+        assert k1.dtype == k2.dtype and k1.shape == k2.shape
+        np.testing.assert_array_equal(jax.random.key_data(k1), jax.random.key_data(k2))
+        np.testing.assert_allclose(y1, y2, rtol=1e-5, atol=1e-6)
+    assert mine._last is not None                   # (the quick path was taken)
+    other = "rbg" if impl == "threefry2x32" else "threefry2x32"
+    k3, y3 = mine(jax.random.key(5, impl=other), x)
+    k4, y4 = ref(jax.random.key(5, impl=other), x)
+    np.testing.assert_array_equal(jax.random.key_data(k3), jax.random.key_data(k4))
+    np.testing.assert_allclose(y3, y4, rtol=1e-5, atol=1e-6)
