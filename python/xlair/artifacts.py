@@ -6,6 +6,7 @@ import hashlib
 import os
 import pathlib
 import tempfile
+import threading
 
 _SEAL = b"XLAIRSHA"
 
@@ -53,32 +54,37 @@ def cache_get(key: str) -> bytes | None:
         os.utime(p)                                # recently used (see prune_cache)
     except OSError:
         pass
+    _remember(data, p)
     return data
 
 
 def prune_cache(limit: int, keep: int) -> int:
     """When the cache holds more than `limit` bytes of artifacts, remove the least recently
     used (by modification time, which a hit renews) down to `keep` bytes; returns the bytes
-    removed.  Another process may be using the cache: a file gone already is no error."""
-    entries = []
+    removed.  The names of one file (hard links, cache_put) count once and go together.
+    Another process may be using the cache: a file gone already is no error."""
+    files: dict[tuple, list] = {}                  # (device, inode) -> [mtime, size, paths]
     for p in cache_dir().glob("*.vmfb"):
         try:
             st = p.stat()
         except OSError:
             continue
-        entries.append((st.st_mtime, st.st_size, p))
-    total = sum(e[1] for e in entries)
+        files.setdefault((st.st_dev, st.st_ino), [st.st_mtime, st.st_size, []])[2].append(p)
+    total = sum(f[1] for f in files.values())
     removed = 0
     if total <= limit:
         return 0
-    for _, size, p in sorted(entries):
+    for _, size, paths in sorted(files.values(), key=lambda f: f[0]):
         if total - removed <= keep:
             break
-        try:
-            p.unlink()
-            removed += size
-        except OSError:
-            pass
+        gone = False
+        for p in paths:
+            try:
+                p.unlink()
+                gone = True
+            except OSError:
+                pass
+        removed += size if gone else 0
     return removed
 
 
@@ -95,8 +101,47 @@ def write_atomic(path: pathlib.Path, data: bytes) -> None:
         pass
 
 
+#: the cache file this process last wrote or read each artifact as, by the artifact's digest
+#: (its seal): a later entry of the same bytes (xlair.jit keeps one artifact under three
+#: keys: the program's, the IREE input's, the StableHLO text's) is a hard link to it
+_FILES: dict[bytes, pathlib.Path] = {}
+_MAX_FILES = 256
+
+
+def _remember(data: bytes, path: pathlib.Path) -> None:
+    digest = data[-40:-8]
+    _FILES.pop(digest, None)
+    _FILES[digest] = path
+    if len(_FILES) > _MAX_FILES:
+        _FILES.pop(next(iter(_FILES)))
+
+
+def _link(src: pathlib.Path, path: pathlib.Path, data: bytes) -> bool:
+    """`path` made another name of the file `src` when it holds `data` (one copy on disk);
+    False where that cannot be (gone or changed since, no hard links on the file system)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.link")
+    try:
+        if src.read_bytes() != data:
+            return False
+        os.link(src, tmp)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
+
+
 def cache_put(key: str, vmfb: bytes) -> None:
-    write_atomic(cache_dir() / f"{key}.vmfb", vmfb)
+    path = cache_dir() / f"{key}.vmfb"
+    src = _FILES.get(vmfb[-40:-8]) if is_sealed(vmfb) else None
+    if src is not None and src != path and _link(src, path, vmfb):
+        return
+    write_atomic(path, vmfb)
+    if src is None and is_sealed(vmfb):
+        _remember(vmfb, path)
 
 
 #: ELF e_machine values of the architectures xlair compiles for, by the name `uname -m` gives.

@@ -448,13 +448,36 @@ def test_prune_cache_removes_least_recently_used_first(tmp_path, monkeypatch):
     from xlair.artifacts import cache_get, cache_put, prune_cache, seal
     monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
     for i, key in enumerate(["a", "b", "c"]):
-        cache_put(key, seal(bytes(1000)))
+        cache_put(key, seal(bytes([i]) * 1000))
         os.utime(tmp_path / f"{key}.vmfb", (1000 + i, 1000 + i))
     assert cache_get("a") is not None                 # a hit renews "a": "b" is now the oldest
     size = (tmp_path / "a.vmfb").stat().st_size
     assert prune_cache(10 * size, size) == 0          # under the limit: nothing removed
     assert prune_cache(2 * size, 2 * size) == size
     assert sorted(p.stem for p in tmp_path.glob("*.vmfb")) == ["a", "c"]
+
+
+def test_one_artifact_under_several_keys_is_one_file(tmp_path, monkeypatch):
+    """xlair.jit keeps an artifact under three keys (the program's, the IREE input's, the
+    StableHLO text's): the later entries are hard links to the first, on disk once; pruning
+    counts and removes a file's names together.  Other bytes are a file of their own."""
+    from xlair.artifacts import cache_get, cache_put, prune_cache, seal
+    monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
+    art, other = seal(bytes(5000)), seal(bytes([1]) * 5000)
+    cache_put("program", art)
+    cache_put("input", art)
+    assert cache_get("input") == art
+    cache_put("text", art)
+    cache_put("else", other)
+    ino = {k: (tmp_path / f"{k}.vmfb").stat().st_ino for k in ["program", "input", "text", "else"]}
+    assert ino["program"] == ino["input"] == ino["text"] != ino["else"]
+    assert (tmp_path / "program.vmfb").stat().st_nlink == 3
+    os.utime(tmp_path / "else.vmfb", (2000, 2000))
+    os.utime(tmp_path / "program.vmfb", (1000, 1000))  # (all three names: one file)
+    size = len(art)
+    assert prune_cache(3 * size, 2 * size) == 0           # two files: under the limit
+    assert prune_cache(size, size) == size                # the older file goes, all its names
+    assert sorted(p.stem for p in tmp_path.glob("*.vmfb")) == ["else"]
 
 
 def _mixed_program():
