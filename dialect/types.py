@@ -140,6 +140,12 @@ def _parse_type(s: str) -> ir.Type:
     return t
 
 
+#: Shape.from_mlir's results by the type's text (a Shape is a value: never changed once made;
+#: the lowering asks for the shapes of the same few types tens of thousands of times)
+_SHAPES: dict = {}
+_MAX_SHAPES = 1 << 16
+
+
 class Shape:
     """An XLA shape: an array (element type and dimensions), a tuple of shapes, or a token."""
     __slots__ = ("element_type", "dims", "tuple_shapes", "_token")
@@ -228,6 +234,15 @@ class Shape:
     @staticmethod
     def from_mlir(t: ir.Type) -> "Shape":
         s = str(t)
+        shape = _SHAPES.get(s)
+        if shape is None:
+            if len(_SHAPES) >= _MAX_SHAPES:
+                _SHAPES.clear()
+            shape = _SHAPES[s] = Shape._from_mlir(t, s)
+        return shape
+
+    @staticmethod
+    def _from_mlir(t: ir.Type, s: str) -> "Shape":
         if s == "!xla.token":
             return Shape.token()
         if is_tuple_type(t):

@@ -27,12 +27,19 @@ _OWN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                   for m in (_dialect_pkg, _lowering_pkg, sys.modules[__package__]))
 
 
+#: whether a code object's file is outside xlair, by its name (co_filename)
+_FOREIGN: dict[str, bool] = {}
+
+
 def caller_location() -> tuple[str, int] | None:
     """File and line of the first caller outside xlair."""
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
-        if not os.path.abspath(fn).startswith(_OWN_DIRS):
+        foreign = _FOREIGN.get(fn)
+        if foreign is None:
+            foreign = _FOREIGN[fn] = not os.path.abspath(fn).startswith(_OWN_DIRS)
+        if foreign:
             return fn, f.f_lineno
         f = f.f_back
     return None
@@ -137,7 +144,10 @@ class Builder:
                      cid="ir:operands")
 
     # -- build ---------------------------------------------------------------------------------
-    def build(self, root: Op | None = None) -> Computation:
+    def build(self, root: Op | None = None, *, verify_ops: bool = True) -> Computation:
+        """The computation of the ops added so far (its result: `root`, by default the last
+        op).  The module is verified; `verify_ops=False` skips running each op's shape rule a
+        second time (`add` ran it; the StableHLO importer, where it was a third of the time)."""
         chk = Check("build", _loc_str(caller_location()))
         if root is None:
             ops = [i for i, n in enumerate(self._nodes) if n.opdef is not None]
@@ -152,7 +162,7 @@ class Builder:
             chk.fail("parameters", "must be numbered 0..N-1 without gaps", numbers)
         with lock, context():
             module = self._emit(root_index, numbers)
-            verify(module)
+            verify(module, verify_ops)
         return Computation(module, self.name)
 
     def _emit(self, root_index: int, numbers: list[int]) -> ir.Module:

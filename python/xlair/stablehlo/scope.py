@@ -60,7 +60,7 @@ class _Importer:
                 raise Unsupported(f"@{name} returns no value; an XLA computation returns one "
                                   "(a tuple for several)")
             root = results[0] if len(results) == 1 else scope.emit("tuple", elements=results)
-            comp = b.build(root)
+            comp = b.build(root, verify_ops=False)
         finally:
             self.active.pop()
         self.done[name] = comp
@@ -178,7 +178,7 @@ class _Scope:
         res = sub.run(block)
         if not res:
             raise XlaError(f"the region of {what} returns no value")
-        return b.build(sub.pack(res))
+        return b.build(sub.pack(res), verify_ops=False)
 
     def threaded_computation(self, region: ir.Region, what: str, state: list, captures: list,
                              pack_result: Callable | None) -> Computation:
@@ -201,7 +201,7 @@ class _Scope:
             sub.env[v] = it
         res = sub.run(block)
         root = pack_result(sub, res, items) if pack_result else sub.pack(res)
-        return b.build(root)
+        return b.build(root, verify_ops=False)
 
 
 def _single_block(region: ir.Region, what: str) -> ir.Block:
