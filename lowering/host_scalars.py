@@ -15,6 +15,8 @@ inputs the host holds.
 """
 from __future__ import annotations
 
+import math
+
 from xlair.dialect.ir import arith, ir, tensor
 
 from .registry import defining_op
@@ -28,7 +30,8 @@ def _constant_element(v: ir.Value) -> ir.Attribute | None:
     while (op := defining_op(v)) is not None:
         if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
             v = op.operands[0]                # (a reshape keeps the row-major order)
-        elif op.name == "tensor.extract_slice" and len(op.operands) == 1 and _elements(op.results[0].type) == 1:
+        elif op.name == "tensor.extract_slice" and len(op.operands) == 1 \
+                and math.prod(ir.RankedTensorType(op.results[0].type).shape) == 1:
             shape = ir.RankedTensorType(op.operands[0].type).shape
             flat = 0
             for o, d in zip(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]), shape):
@@ -41,13 +44,6 @@ def _constant_element(v: ir.Value) -> ir.Attribute | None:
         else:
             return None
     return None
-
-
-def _elements(t: ir.Type) -> int:
-    n = 1
-    for d in ir.RankedTensorType(t).shape:
-        n *= d
-    return n
 
 
 def _host_value(v: ir.Value):
