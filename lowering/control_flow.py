@@ -10,7 +10,7 @@ from __future__ import annotations
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.core import functions
 from xlair.dialect.ir import arith, func, ir, passmanager, scf, tensor
-from xlair.dialect.types import Shape
+from xlair.dialect.types import Shape, is_tensor
 
 from .registry import (Anchor, affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, from_builtin_leaves,
                        generic, index, lowers, splice_region, to_builtin)
@@ -377,8 +377,7 @@ def even_out_loops(module: ir.Module) -> dict[str, ir.Operation]:
             op = op.operation if hasattr(op, "operation") else op
             if op.name == "scf.while" and _uneven(op):
                 pos = _forwarded(op)
-                if pos is not None and all(isinstance(a.type, ir.RankedTensorType)
-                                           for a in op.regions[1].blocks[0].arguments):
+                if pos is not None and all(is_tensor(a.type) for a in op.regions[1].blocks[0].arguments):
                     found.append((op, pos))
             return ir.WalkResult.ADVANCE
         f.walk(visit)

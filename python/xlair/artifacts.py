@@ -136,11 +136,12 @@ def _link(src: pathlib.Path, path: pathlib.Path, data: bytes) -> bool:
 
 def cache_put(key: str, vmfb: bytes) -> None:
     path = cache_dir() / f"{key}.vmfb"
-    src = _FILES.get(vmfb[-40:-8]) if is_sealed(vmfb) else None
+    marked = vmfb.endswith(_SEAL)       # (the digest is only a name here: _link compares the bytes)
+    src = _FILES.get(vmfb[-40:-8]) if marked else None
     if src is not None and src != path and _link(src, path, vmfb):
         return
     write_atomic(path, vmfb)
-    if src is None and is_sealed(vmfb):
+    if src is None and marked:
         _remember(vmfb, path)
 
 
