@@ -39,7 +39,9 @@ module asks for more, which it does above DEFAULT_STACK_BYTES, see STACK_ATTR), 
 dispatch binds at most MAX_BINDINGS buffers (over that, the tensors it reads from outside are
 packed into one buffer per element type: _pack_reads).  Loops inside a loop that qualifies go with it;
 of a loop that does not, the loops in its body are tried.  A function's whole body is tried
-as one dispatch (_device_block) before its loops are tried one by one.
+as one dispatch (_device_block) before its loops are tried one by one.  A While's entry test
+(lower_while's `if cond(init) { do-while }`) goes into its loop's dispatch (_move_guarded): on
+the host it was a read back from the device a call.
 
 Calls in a loop to the module's functions are inlined first (JAX calls jnp.where,
 floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the
@@ -52,7 +54,7 @@ program again with `loops=host`.
 from __future__ import annotations
 
 from xlair.dialect.core import enclosing_module, functions
-from xlair.dialect.ir import arith, ir, scf, tensor
+from xlair.dialect.ir import arith, ir, linalg, scf, tensor
 from xlair.dialect.types import is_tensor
 
 from .bindings import MAX_BINDINGS, element_wise
@@ -244,16 +246,16 @@ def _product(dims) -> int:
     return n
 
 
-def _region_work(op: ir.Operation, once: bool = False) -> int | None:
+def _region_work(op: ir.Operation, once: bool = False, single: ir.Operation | None = None) -> int | None:
     """The work of an op's regions: of all its trips for a loop in a loop body (an scf.for's
     trip count must then be a constant; a While's counts WHILE_TRIPS), of one (`once`) for the
-    loop being moved."""
+    loop being moved; the loop `single` in them counts one trip (a guarded loop, _guarded)."""
     total = 0
     for region in op.regions:
         for block in region.blocks:
             for o in block.operations:
                 o = o.operation
-                w = _work(o)
+                w = _region_work(o, once=True) if single is not None and o == single else _work(o)
                 if w is None or not all(_static(r.type) for r in o.results):
                     return None
                 total += w
@@ -297,7 +299,7 @@ def _made_bytes(op: ir.Operation) -> int:
                for r in o.results if is_tensor(r.type))
 
 
-def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES) -> bool:
+def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | None = None) -> bool:
     if loop.name == "scf.while":             # the do-while form of lower_while: the "after"
         after = loop.regions[1].blocks[0]     # region passes the state on as it is
         ops = [o.operation for o in after.operations]
@@ -308,7 +310,8 @@ def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES) -> bool:
     state = list(loop.results)
     if not state or not all(is_tensor(v.type) and _static(v.type) for v in state):
         return False
-    per_trip = _region_work(loop, once=True)
+    if per_trip is None:
+        per_trip = _region_work(loop, once=True)
     if per_trip is None:
         return False
     return per_trip <= MAX_WORK and _trip_bytes(loop) <= max_bytes and _captures_static(loop) and \
@@ -807,9 +810,17 @@ def _i8(t: ir.Type) -> ir.Type | None:
 
 
 def _cast_tensor(v: ir.Value, t: ir.Type, widen: bool) -> ir.Value:
+    """`v` widened from i1 to i8 (`widen`) or narrowed back, element by element; a splat
+    constant as the constant of type `t` (as a linalg op, IREE ran it as a dispatch of its own
+    and read its one element back on the host: see _local_empties)."""
+    et = ir.RankedTensorType(t).element_type
+    d = defining_op(v)
+    value = d.attributes["value"] if d is not None and d.name == "arith.constant" else None
+    if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
+        bit = ir.IntegerAttr(value.get_splat_value()).value & 1
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, bit)))
     rank = ir.RankedTensorType(t).rank
     ident = ir.AffineMap.get_identity(rank)
-    et = ir.RankedTensorType(t).element_type
     return generic([v], [ident], [empty(t)], [ident], ["parallel"] * rank,
                    lambda x, _o: arith.extui(et, x) if widen else arith.trunci(et, x))[0]
 
@@ -827,19 +838,31 @@ def _once(made: list, v: ir.Value, make, loop: ir.Operation) -> ir.Value:
 
 def _local_empties(loop: ir.Operation) -> None:
     """A tensor.empty from outside the loop used in it is made anew where it is used (widened
-    or reshaped at the loop's edge, it would be read uninitialized)."""
+    or reshaped at the loop's edge, it would be read uninitialized); so is a one-element fill
+    with a constant (a reduction's initial value: IREE hoists the scalar read of a one-element
+    tensor from outside a dispatch out of it, a read back on the host of a dispatch's result)."""
     for o in _nested(loop):
         for k, v in enumerate(o.operands):
             d = defining_op(v)
-            if d is not None and d.name == "tensor.empty" and not _within(v, loop):
+            if d is None or _within(v, loop):
+                continue
+            if d.name == "tensor.empty":
                 with ir.InsertionPoint(o), o.location:
                     o.operands[k] = empty(v.type)
+            elif d.name == "linalg.fill" and _elements(v.type) == 1 and \
+                    getattr(defining_op(d.operands[0]), "name", None) == "arith.constant":
+                with ir.InsertionPoint(o), o.location:
+                    o.operands[k] = linalg.fill(d.operands[0], outs=[empty(v.type)])
 
 
 def _within(v: ir.Value, loop: ir.Operation) -> bool:
     """Whether `v` is defined inside `loop` (by an op in it, or as an argument of a block in it)."""
     d = defining_op(v)
-    o = v.owner.owner if d is None else d
+    return _inside(v.owner.owner if d is None else d, loop)
+
+
+def _inside(o: ir.Operation, loop: ir.Operation) -> bool:
+    """Whether `o` is `loop` or an op in it."""
     while o is not None:
         if o == loop:
             return True
@@ -1010,6 +1033,96 @@ def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
         body.erase()
 
 
+def _one_trip(ops: list[ir.Operation], outs: list[ir.Value], before: ir.Operation) -> ir.Operation:
+    """`ops` moved, in order, into an scf.for of one trip made before `before`, whose state is
+    `outs` (each value once): their uses after it read its results.  _undo_trip puts them back."""
+    state: list[ir.Value] = []
+    for v in outs:
+        if not any(v == w for w in state):
+            state.append(v)
+    with ir.InsertionPoint(before), before.location:
+        for_op = scf.ForOp(index(0), index(1), index(1), [empty(v.type) for v in state])
+        with ir.InsertionPoint(for_op.body):
+            yield_op = scf.YieldOp(state)
+    loop = for_op.operation
+    for o in ops:
+        o.move_before(yield_op)
+    for v, r in zip(state, loop.results):
+        for owner, n in [(getattr(u.owner, "operation", u.owner), u.operand_number) for u in v.uses]:
+            if not _inside(owner, loop):
+                owner.operands[n] = r
+    return loop
+
+
+def _undo_trip(loop: ir.Operation) -> None:
+    ops = [o.operation for o in loop.regions[0].blocks[0].operations]
+    for o in ops[:-1]:
+        o.move_before(loop)
+    for r, v in zip(loop.results, ops[-1].operands):
+        r.replace_all_uses_with(v)
+    inits = list(loop.operands)[3:]
+    loop.erase()
+    for v in inits:
+        defining_op(v).erase()
+
+
+def _guarded(if_op: ir.Operation) -> ir.Operation | None:
+    """The do-while of lower_while's `if cond(init) { do-while } else { init }` when the entry
+    test is read back from the device (a tensor.extract of a rank-0 tensor): the scf.while."""
+    d = defining_op(if_op.operands[0])
+    if d is None or d.name != "tensor.extract" or len(d.operands) != 1 or not if_op.results:
+        return None
+    loops = [o.operation for o in if_op.regions[0].blocks[0].operations if o.operation.name in ("scf.for", "scf.while")]
+    return loops[0] if len(loops) == 1 and loops[0].name == "scf.while" else None
+
+
+def _test_ops(if_op: ir.Operation, test: ir.Operation) -> list[ir.Operation]:
+    """The ops before `if_op` in its block that compute the tensor its entry test `test` reads
+    and nothing else, in order.  They go into the dispatch with the test: IREE hoists a scalar
+    read of a one-element tensor made outside a dispatch region out of it (its
+    HoistUniformScalarCompute pass), which would read the test back on the host again."""
+    taken: list[ir.Operation] = []
+    frontier = [defining_op(test.operands[0])]
+    while frontier:
+        d = frontier.pop()
+        if d is None or d.name == "arith.constant" or d.block != if_op.block or _work(d) is None \
+                or any(d == t for t in taken):
+            continue
+        users = [getattr(u.owner, "operation", u.owner) for r in d.results for u in r.uses]
+        if all(u == test or _inside(u, if_op) or any(u == t for t in taken) for u in users):
+            taken.append(d)
+            frontier.extend(defining_op(v) for v in d.operands)
+    return [o.operation for o in if_op.block.operations if any(o.operation == t for t in taken)]
+
+
+def _move_guarded(if_op: ir.Operation, funcs: dict) -> bool:
+    """A guarded do-while (_guarded) whose loop qualifies runs as one dispatch with its entry
+    test: the test, the ops computing what it reads (_test_ops) and the scf.if wrapped in a loop
+    of one trip, moved like a loop.  Left on the host, the test is a read back from the device
+    before the loop's dispatch can start (seven a call in random_distributions: the rejection
+    loops of jax.random's gamma, beta, dirichlet and poisson)."""
+    loop = _guarded(if_op)
+    if loop is None:
+        return False
+    _inline_calls(loop, funcs)
+    if not _qualifies(loop):
+        return False
+    test = defining_op(if_op.operands[0])
+    with ir.InsertionPoint(if_op), if_op.location:        # a read of its own, inside
+        if_op.operands[0] = tensor.extract(test.operands[0], [])
+    if not any(True for _ in test.results[0].uses):
+        test.erase()
+    test = defining_op(if_op.operands[0])
+    chain = _test_ops(if_op, test)
+    work = _region_work(if_op, single=loop)
+    wrapper = _one_trip(chain + [test, if_op], list(if_op.results), if_op)
+    if work is not None and _qualifies(wrapper, per_trip=work + sum(_work(o) for o in chain)):
+        _move(wrapper)
+        return True
+    _undo_trip(wrapper)
+    return False
+
+
 def _visit(block: ir.Block, funcs: dict) -> None:
     for o in list(block.operations):
         o = o.operation
@@ -1018,6 +1131,8 @@ def _visit(block: ir.Block, funcs: dict) -> None:
                 _inline_calls(o, funcs)
             if _qualifies(o):
                 _move(o)
+                continue
+            if o.name == "scf.if" and _move_guarded(o, funcs):
                 continue
             for region in o.regions:
                 for b in region.blocks:
@@ -1055,30 +1170,12 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     # each value once: with a value returned as several results of the dispatch, a call failed
     # twice ("buffer view byte length 16 exceeds backing buffer byte length 4": one result
     # given another's buffer), not reproduced in later compiles of the same input
-    state = []
-    for v in outs:
-        if not any(v == w for w in state):
-            state.append(v)
-    with ir.InsertionPoint(ret), ret.location:
-        for_op = scf.ForOp(index(0), index(1), index(1), [empty(v.type) for v in state])
-        with ir.InsertionPoint(for_op.body):
-            yield_op = scf.YieldOp(state)
-    for o in body:
-        o.move_before(yield_op)
-    for k, v in enumerate(outs):
-        ret.operands[k] = for_op.results[next(j for j, w in enumerate(state) if w == v)]
-    loop, inits = for_op.operation, list(for_op.initArgs)
+    loop = _one_trip(body, outs, ret)
     _inline_calls(loop, funcs)
     if _qualifies(loop, BLOCK_BYTES):
         _move(loop)
         return
-    for o in list(loop.regions[0].blocks[0].operations)[:-1]:      # as it was
-        o.operation.move_before(loop)
-    for k, v in enumerate(outs):
-        ret.operands[k] = v
-    loop.erase()
-    for v in inits:
-        defining_op(v).erase()
+    _undo_trip(loop)
 
 
 def device_loops(module: ir.Module) -> None:

@@ -403,3 +403,38 @@ def test_reads_uninitialized_values_from_an_operand_produced_by_a_tensor_empty_o
     y, big = exe(x)
     np.testing.assert_array_equal(y, x * 8 + 7)
     np.testing.assert_array_equal(big, x * 8 + 7 > 4)
+
+
+def _host_reads(fn, *args) -> int:
+    """How many values IREE's stream of the program reads back on the host (flow.tensor.load),
+    the program compiled to IREE's flow level."""
+    import importlib
+    C = importlib.import_module("xlair.compile")
+    flow = C.compile_vmfb(xla.from_jax(fn, *args), flags=("--compile-to=flow",), cache=False)
+    return len(re.findall(rb"flow\.tensor\.load", flow))
+
+
+def test_while_entry_test_runs_in_the_loops_dispatch(iree_takes_it):
+    """A While is `if cond(init) { do-while }` (lower_while).  With the loop in a dispatch and
+    the test left on the host, every call read the test back from the device before the
+    loop's dispatch could start.  The test (its tensor.extract and the reduction it reads) now
+    goes into the dispatch with the loop; the program around it (a 300x300 product, past the
+    bounds of one dispatch) stays as it is."""
+    def f(a, v):
+        s = jnp.sum(a @ a)
+        return lax.while_loop(lambda c: jnp.any(c[1] < s), lambda c: (c[0] + 1, c[1] * 1.5 + 0.1), (0, v))
+    a = (RNG.standard_normal((300, 300)) * 0.05).astype(np.float32)
+    for v in (np.abs(V) + 0.1, np.full(16, 1e9, np.float32)):      # some trips; none (the else branch)
+        assert _host_reads(f, a, v) == 0
+        _same(f, a, v, rtol=1e-5, atol=1e-5)
+
+
+def test_jax_random_distributions_read_nothing_back(iree_takes_it):
+    """jax.random's gamma, beta, dirichlet and poisson (rejection loops): seven entry tests were
+    read back on the host a call.  Besides the test, two one-element tensors were: a
+    reduction's initial value (a fill from outside the loop) and an i1 constant widened to i8
+    (each made by a linalg op, which IREE ran as a dispatch of its own).  Both are now made
+    in the loop as constants.  The samples are jax.jit's."""
+    fn, args = _model("random_distributions")
+    assert _host_reads(fn, *args) == 0
+    _same(fn, *args, rtol=1e-5, atol=1e-5)
