@@ -1,5 +1,5 @@
 """Loops on the device: a loop whose tensors are small runs as one dispatch (CPU target); so
-does the whole body of a small program (_device_block).
+does the whole body of a small program, or a loop with the small ops around it (_device_block).
 
 After xla-to-linalg, a While (lowering/control_flow.py) is an scf.for when it counts, else an
 scf.while, and the host drives it: IREE runs each trip's linalg ops as dispatches of their own, and every index the trip
@@ -39,7 +39,8 @@ module asks for more, which it does above DEFAULT_STACK_BYTES, see STACK_ATTR), 
 dispatch binds at most MAX_BINDINGS buffers (over that, the tensors it reads from outside are
 packed into one buffer per element type: _pack_reads).  Loops inside a loop that qualifies go with it;
 of a loop that does not, the loops in its body are tried.  A function's whole body is tried
-as one dispatch (_device_block) before its loops are tried one by one.  A While's entry test
+as one dispatch (_device_block) before its loops are tried one by one; a body past the bounds
+runs each of its loops with the tiny ops around it as one (_segments).  A While's entry test
 (lower_while's `if cond(init) { do-while }`) goes into its loop's dispatch (_move_guarded): on
 the host it was a read back from the device a call.
 
@@ -320,8 +321,14 @@ def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | N
 
 def _trip_bytes(loop: ir.Operation) -> int:
     """The bound on the stack a trip of the loop takes as a dispatch: the tensors it makes and
-    two copies of its state."""
-    return _made_bytes(loop) + 2 * sum(_bytes(a.type) for a in _copied_state(loop)[0])
+    two copies of its state and of the state of each loop in it (_own_state)."""
+    return _made_bytes(loop) + 2 * sum(_bytes(a.type) for o in [loop] + _inner_loops(loop)
+                                       for a in _copied_state(o, o == loop)[0] if is_tensor(a.type))
+
+
+def _inner_loops(loop: ir.Operation) -> list[ir.Operation]:
+    """The loops in `loop` that carry tensors."""
+    return [o for o in _nested(loop) if o.name in ("scf.for", "scf.while") and any(is_tensor(r.type) for r in o.results)]
 
 
 def _ask_for_stack(loop: ir.Operation) -> None:
@@ -849,10 +856,15 @@ def _local_empties(loop: ir.Operation) -> None:
             if d.name == "tensor.empty":
                 with ir.InsertionPoint(o), o.location:
                     o.operands[k] = empty(v.type)
-            elif d.name == "linalg.fill" and _elements(v.type) == 1 and \
-                    getattr(defining_op(d.operands[0]), "name", None) == "arith.constant":
+            elif _constant_fill(d):
                 with ir.InsertionPoint(o), o.location:
                     o.operands[k] = linalg.fill(d.operands[0], outs=[empty(v.type)])
+
+
+def _constant_fill(d: ir.Operation) -> bool:
+    """Whether `d` fills a one-element tensor.empty with a constant (made again where it is used)."""
+    return d.name == "linalg.fill" and _elements(d.results[0].type) == 1 and \
+        all(getattr(defining_op(v), "name", None) == n for v, n in zip(d.operands, ("arith.constant", "tensor.empty")))
 
 
 def _within(v: ir.Value, loop: ir.Operation) -> bool:
@@ -1003,8 +1015,7 @@ def _slice(o: ir.Operation, ops, types) -> ir.Value:
 def _move(loop: ir.Operation) -> None:
     _ask_for_stack(loop)
     _local_empties(loop)
-    inner = [o for o in _nested(loop)
-             if o.name in ("scf.for", "scf.while") and any(is_tensor(r.type) for r in o.results)]
+    inner = _inner_loops(loop)
     copied = _copied_state(loop)[0]
     kept = [a for a in list(loop.regions[0].blocks[0].arguments) if not any(a == c for c in copied)]
     _scalarize_block(loop.regions[0].blocks[0], loop, kept)
@@ -1035,7 +1046,9 @@ def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
 
 def _one_trip(ops: list[ir.Operation], outs: list[ir.Value], before: ir.Operation) -> ir.Operation:
     """`ops` moved, in order, into an scf.for of one trip made before `before`, whose state is
-    `outs` (each value once): their uses after it read its results.  _undo_trip puts them back."""
+    `outs` (each value once: with a value returned as several results of the dispatch, a call
+    failed twice, "buffer view byte length 16 exceeds backing buffer byte length 4": one result
+    given another's buffer); their uses after it read its results.  _undo_trip puts them back."""
     state: list[ir.Value] = []
     for v in outs:
         if not any(v == w for w in state):
@@ -1095,6 +1108,19 @@ def _test_ops(if_op: ir.Operation, test: ir.Operation) -> list[ir.Operation]:
     return [o.operation for o in if_op.block.operations if any(o.operation == t for t in taken)]
 
 
+def _local_state(if_op: ir.Operation, loop: ir.Operation) -> None:
+    """The guarded loop's initial state, where the loop starts and where the scf.if yields it
+    when the loop does not run, as copies made in the dispatch: given tensors bound from
+    outside there, IREE's bufferization failed ("incompatible buffer types on then/else
+    branches", bfgs_minimize: one branch yields a binding, the other the loop's buffer)."""
+    skip = list(if_op.regions[1].blocks[0].operations)[-1].operation
+    for op in (loop, skip):
+        for k, v in enumerate(op.operands):
+            if is_tensor(v.type) and not _within(v, if_op):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[k] = _copy(v, empty(v.type))
+
+
 def _move_guarded(if_op: ir.Operation, funcs: dict) -> bool:
     """A guarded do-while (_guarded) whose loop qualifies runs as one dispatch with its entry
     test: the test, the ops computing what it reads (_test_ops) and the scf.if wrapped in a loop
@@ -1117,6 +1143,7 @@ def _move_guarded(if_op: ir.Operation, funcs: dict) -> bool:
     work = _region_work(if_op, single=loop)
     wrapper = _one_trip(chain + [test, if_op], list(if_op.results), if_op)
     if work is not None and _qualifies(wrapper, per_trip=work + sum(_work(o) for o in chain)):
+        _local_state(if_op, loop)
         _move(wrapper)
         return True
     _undo_trip(wrapper)
@@ -1145,8 +1172,22 @@ MIN_BLOCK_OPS = 8
 
 
 def _dispatches(o: ir.Operation) -> bool:
-    return o.name.startswith(("linalg.", "iree_linalg_ext.")) or o.name in (
+    """Whether IREE makes a dispatch of `o` (or one with others: the ops a dispatch holds)."""
+    return (o.name.startswith(("linalg.", "iree_linalg_ext.")) and o.name not in _BODY_OPS) or o.name in (
         "tensor.pad", "tensor.insert_slice", "tensor.extract_slice")
+
+
+#: ops of a linalg or linalg_ext op's body
+_BODY_OPS = ("linalg.yield", "linalg.index", "iree_linalg_ext.yield")
+
+
+#: the most iteration points of an op in a run of a body's ops (_segments), a loop aside.  A
+#: run saves the dispatches of the loops in it and of the tiny ops around them (device-resident,
+#: one process: random_distributions 0.134 -> 0.071 ms a call, dropout_train 0.041 -> 0.026);
+#: larger ops are IREE's, fused, vectorized and on every core.  Runs of any ops did worse:
+#: resnet_block_train 0.129 -> 0.188 with a bound of 4096; with 256, gpt_adamw_step 0.576 ->
+#: 0.658 (chains of element-wise ops on 32 elements, which IREE fuses into a dispatch or two)
+SEGMENT_OP_WORK = 256
 
 
 def _device_block(func: ir.Operation, funcs: dict) -> None:
@@ -1154,7 +1195,7 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     MIN_BLOCK_OPS dispatches or more, run as one: wrapped in a loop of one trip whose state is
     the function's results, and moved like a loop.  Each dispatch of a tiny program costs
     ~0.35 us on the CPU driver, more than its work (lax.associative_scan of 33 elements: 45
-    dispatches, 16 us)."""
+    dispatches, 16 us).  A body past the bounds runs as a few such dispatches (_segments)."""
     block = func.regions[0].blocks[0]
     ret = list(block.operations)[-1].operation
     if ret.name != "func.return":
@@ -1163,19 +1204,114 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     ops = [o.operation for o in block.operations]
     body = [o for o in ops[:-1] if o.name != "arith.constant"]
     outs = list(ret.operands)
-    if not outs or not all(is_tensor(v.type) and _static(v.type) for v in outs) \
-            or sum(1 for o in body for x in [o] + _nested(o) if _dispatches(x)) < MIN_BLOCK_OPS \
-            or any(o.name == "flow.dispatch.region" for o in body) or any(_work(o) is None for o in body):
-        return
-    # each value once: with a value returned as several results of the dispatch, a call failed
-    # twice ("buffer view byte length 16 exceeds backing buffer byte length 4": one result
-    # given another's buffer), not reproduced in later compiles of the same input
-    loop = _one_trip(body, outs, ret)
-    _inline_calls(loop, funcs)
-    if _qualifies(loop, BLOCK_BYTES):
+    if outs and all(is_tensor(v.type) and _static(v.type) for v in outs) \
+            and not any(o.name == "flow.dispatch.region" for o in body) and all(_work(o) is not None for o in body):
+        if _move_segment(body):
+            return
+    for segment in _segments(body):
+        _move_segment(segment)
+
+
+def _move_segment(ops: list[ir.Operation]) -> bool:
+    """Consecutive ops of a block (MIN_BLOCK_OPS dispatches or more) run as one dispatch when
+    they qualify: wrapped in a loop of one trip whose state is what they make that is read
+    after them, and moved like a loop."""
+    if sum(1 for o in ops for x in [o] + _nested(o) if _dispatches(x)) < MIN_BLOCK_OPS:
+        return False
+    members = set(ops)
+    outs = [r for o in ops for r in o.results if _read_outside(r, members)]
+    if not outs or not all(is_tensor(v.type) and _static(v.type) for v in outs):
+        return False
+    after = list(ops[-1].block.operations)
+    at = next(k for k, o in enumerate(after) if o.operation == ops[-1]) + 1
+    guarded = [(o, _guarded(o)) for o in ops if o.name == "scf.if" and _guarded(o) is not None]
+    work = [_run_work(o) for o in ops]
+    if None in work:
+        return False
+    loop = _one_trip(ops, outs, after[at].operation)
+    if _qualifies(loop, BLOCK_BYTES, per_trip=sum(work)):
+        for if_op, inner in guarded:
+            _local_state(if_op, inner)
         _move(loop)
-        return
+        return True
     _undo_trip(loop)
+    return False
+
+
+def _segments(body: list[ir.Operation]) -> list[list[ir.Operation]]:
+    """A body past the bounds of one dispatch cut into runs of consecutive ops within them (in
+    order; a run ends before an op it cannot take: one of more than SEGMENT_OP_WORK points but
+    a loop, a loop updating its state in place, or one that is past the bounds alone), each run
+    split again at an op whose scalar result is read after it (a loop's state is tensors); the
+    runs that hold a loop."""
+    runs: list[list[ir.Operation]] = [[]]
+    work = made = 0
+    for o in body:
+        if _constant_fill(o) or (o.name == "tensor.empty" and not o.operands):
+            continue                     # made again in each run that reads it (_local_empties)
+        w = None if o.name.startswith("flow.") or _updates_in_place(o) else _run_work(o)
+        b = _run_bytes(o)
+        if w is None or w > (MAX_WORK if o.name.startswith("scf.") else SEGMENT_OP_WORK) \
+                or b > BLOCK_BYTES or not all(_static(r.type) for r in o.results if is_tensor(r.type)):
+            runs.append([])
+            work = made = 0
+            continue
+        if work + w > MAX_WORK or made + b > BLOCK_BYTES:
+            # a guarded loop starts the next run with its entry test and what the test reads
+            # (_test_ops): read from the run before, IREE would hoist the read to the host
+            test = defining_op(o.operands[0]) if o.name == "scf.if" and _guarded(o) is not None else None
+            taken = set(_test_ops(o, test) + [test]) if test is not None else set()
+            runs[-1], carried = [x for x in runs[-1] if x not in taken], [x for x in runs[-1] if x in taken]
+            for x in carried:            # (they feed only the test: moved, the run is contiguous)
+                x.move_before(o)
+            runs.append(carried)
+            work = sum(_run_work(x) for x in carried)
+            made = sum(_run_bytes(x) for x in carried)
+        runs[-1].append(o)
+        work, made = work + w, made + b
+    return [piece for run in runs for piece in _tensor_outs(run) if any(o.name.startswith("scf.") for o in piece)]
+
+
+def _run_bytes(o: ir.Operation) -> int:
+    """The bytes of the tensors `o` makes (its own results and those of the ops in it)."""
+    return _made_bytes(o) + sum(_bytes(r.type) for r in o.results if is_tensor(r.type) and not _fused(o))
+
+
+def _run_work(o: ir.Operation) -> int | None:
+    """The work of an op in a run (_work), a guarded loop's counting one trip as in
+    _move_guarded (with its test in the run, its dispatch reads nothing back)."""
+    loop = _guarded(o) if o.name == "scf.if" else None
+    return _work(o) if loop is None else _region_work(o, single=loop)
+
+
+def _updates_in_place(o: ir.Operation) -> bool:
+    """Whether `o` is a loop with state it updates in place (a scan's stacked outputs), which
+    it keeps only moved on its own (inside another loop its state is copied each trip: the
+    GRU scan gradient in a run of its function's ops, 0.27 -> 0.41 ms)."""
+    if o.name not in ("scf.for", "scf.while"):
+        return False
+    block = o.regions[0].blocks[0]
+    return len(_copied_state(o)[0]) < len(list(block.arguments)) - (1 if o.name == "scf.for" else 0)
+
+
+def _tensor_outs(run: list[ir.Operation]) -> list[list[ir.Operation]]:
+    """`run` split at each op with a result read after the run that is not a tensor."""
+    members = set(run)
+    for k, o in enumerate(run):
+        if any(not is_tensor(r.type) and _read_outside(r, members) for r in o.results):
+            return _tensor_outs(run[:k]) + _tensor_outs(run[k + 1:])
+    return [run] if run else []
+
+
+def _read_outside(v: ir.Value, members: set) -> bool:
+    """Whether an op that is not in `members` or inside one of them reads `v`."""
+    for u in v.uses:
+        o = getattr(u.owner, "operation", u.owner)
+        while o is not None and o not in members and o.name != "func.func":
+            o = o.parent
+        if o is None or o not in members:
+            return True
+    return False
 
 
 def device_loops(module: ir.Module) -> None:
