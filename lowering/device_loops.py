@@ -1139,15 +1139,7 @@ def _move_guarded(if_op: ir.Operation, funcs: dict) -> bool:
     if not any(True for _ in test.results[0].uses):
         test.erase()
     test = defining_op(if_op.operands[0])
-    chain = _test_ops(if_op, test)
-    work = _region_work(if_op, single=loop)
-    wrapper = _one_trip(chain + [test, if_op], list(if_op.results), if_op)
-    if work is not None and _qualifies(wrapper, per_trip=work + sum(_work(o) for o in chain)):
-        _local_state(if_op, loop)
-        _move(wrapper)
-        return True
-    _undo_trip(wrapper)
-    return False
+    return _move_segment(_test_ops(if_op, test) + [test, if_op], min_ops=0, max_bytes=MAX_BYTES)
 
 
 def _visit(block: ir.Block, funcs: dict) -> None:
@@ -1212,11 +1204,11 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
         _move_segment(segment)
 
 
-def _move_segment(ops: list[ir.Operation]) -> bool:
-    """Consecutive ops of a block (MIN_BLOCK_OPS dispatches or more) run as one dispatch when
-    they qualify: wrapped in a loop of one trip whose state is what they make that is read
-    after them, and moved like a loop."""
-    if sum(1 for o in ops for x in [o] + _nested(o) if _dispatches(x)) < MIN_BLOCK_OPS:
+def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_bytes: int = BLOCK_BYTES) -> bool:
+    """Consecutive ops of a block (`min_ops` dispatches or more) run as one dispatch when they
+    qualify (`max_bytes`): wrapped in a loop of one trip whose state is what they make that is
+    read after them, and moved like a loop."""
+    if sum(1 for o in ops for x in [o] + _nested(o) if _dispatches(x)) < min_ops:
         return False
     members = set(ops)
     outs = [r for o in ops for r in o.results if _read_outside(r, members)]
@@ -1229,7 +1221,7 @@ def _move_segment(ops: list[ir.Operation]) -> bool:
     if None in work:
         return False
     loop = _one_trip(ops, outs, after[at].operation)
-    if _qualifies(loop, BLOCK_BYTES, per_trip=sum(work)):
+    if _qualifies(loop, max_bytes, per_trip=sum(work)):
         for if_op, inner in guarded:
             _local_state(if_op, inner)
         _move(loop)
