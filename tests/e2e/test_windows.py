@@ -140,6 +140,82 @@ def test_reduce_window_pools_to_linalg():
     assert "linalg.generic" not in text
 
 
+POOL_TYPES = [F32, BF16, F64, S32, U8]
+
+
+@pytest.mark.parametrize("et", POOL_TYPES, ids=[t.name for t in POOL_TYPES])
+def test_pools_with_channels_in_whole_vectors(covers, target, et):
+    """2-D pools whose channels fill whole vectors (on the CPU, lowering/reduction.py picks
+    IREE's tile sizes for them: _cpu_pool_tiles): max, sum and min over 2x2/2 VALID, 3x3/2 SAME
+    and 3x3/1 windows, with 64 and 96 channels, images smaller and larger than a workgroup's
+    share, against the reference interpreter."""
+    covers.add(target, "xla.reduce_window")
+    rng = np.random.default_rng(63)
+    for shape in ((3, 10, 12, 64), (1, 40, 36, 96)):
+        x = random_array(et, shape, rng, "small")
+        b = xla.Builder(f"pools_{et.name}")
+        p = b.parameter(0, Shape(et, x.shape))
+        outs = []
+        low, high = (np.asarray(-np.inf, et.dtype), np.asarray(np.inf, et.dtype)) if et.is_float \
+            else (_min_of(et), _max_of(et))
+        for r, init in (("max", low), ("add", np.asarray(0, et.dtype)), ("min", high)):
+            for wd, st, pad in (([1, 2, 2, 1], [1, 2, 2, 1], "VALID"), ([1, 3, 3, 1], [1, 2, 2, 1], "SAME"),
+                                ([1, 3, 3, 1], [1, 1, 1, 1], "VALID")):
+                outs.append(O.reduce_window(p, O.constant(b, init), scalar_computation(r, et), wd, st, pad))
+        O.tuple(b, outs)
+        run_and_compare(b.build(), x, scale=16.0, what=f"pools of {shape} on {et}", target=target)
+
+
+def test_pool_tiles_only_where_iree_sees_them():
+    """On the CPU a pool with channels in whole vectors carries its tile sizes to IREE (an
+    iree_codegen.compilation_info); one with 3 channels, or lowered for Vulkan, does not; one
+    in a loop run as one dispatch (lowering/device_loops.py) is scalar code there, so no
+    tile sizes reach a dispatch region xlair formed, and the loop runs."""
+    from xlair.compile import lower
+    from xlair.dialect.ir import ir
+    b = xla.Builder("pool_tiles")
+    x = b.parameter(0, Shape(F32, (2, 16, 16, 64)))
+    y = b.parameter(1, Shape(F32, (2, 16, 16, 3)))
+    mx = scalar_computation("max", F32)
+    O.tuple(b, [O.reduce_window(x, O.constant(b, np.float32(-np.inf)), mx, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+                O.reduce_window(y, O.constant(b, np.float32(-np.inf)), mx, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")])
+    comp = b.build()
+    cpu = str(lower(comp, target_name="cpu"))
+    assert cpu.count("{compilation_info = ") == 1, cpu
+    assert "distribution = [2, 8, 8, 64, 0, 0], vector_common_parallel = [1, 1, 1" in cpu
+    assert "compilation_info" not in str(lower(comp, target_name="vulkan"))
+
+    # a loop whose body pools a small tensor: its trips run as one dispatch on the CPU
+    body = xla.Builder("body")
+    s = body.parameter(0, Shape.tuple([Shape(S32, ()), Shape(F32, (1, 4, 4, 16))]))
+    i, v = O.get_tuple_element(s, 0), O.get_tuple_element(s, 1)
+    pooled = O.reduce_window(v, O.constant(body, np.float32(0)), scalar_computation("add", F32),
+                             [1, 2, 2, 1], [1, 1, 1, 1], "SAME")
+    O.tuple(body, [O.add(i, O.constant(body, np.int32(1))), O.mul(pooled, O.constant(body, np.float32(0.25)))])
+    cond = xla.Builder("cond")
+    c = cond.parameter(0, Shape.tuple([Shape(S32, ()), Shape(F32, (1, 4, 4, 16))]))
+    O.lt(O.get_tuple_element(c, 0), O.constant(cond, np.int32(5)))
+    b = xla.Builder("pool_loop")
+    z = b.parameter(0, Shape(F32, (1, 4, 4, 16)))
+    O.get_tuple_element(O.while_(cond.build(), body.build(), O.tuple(b, [O.constant(b, np.int32(0)), z])), 1)
+    comp = b.build()
+    module = lower(comp, target_name="cpu")
+    configured, regions = [], []
+
+    def visit(o):
+        o = o.operation
+        regions.append(o.name == "flow.dispatch.region")
+        if "compilation_info" in o.attributes:
+            p = o.parent
+            while p.name not in ("flow.dispatch.region", "func.func"):
+                p = p.parent
+            configured.append(p.name)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    assert any(regions) and configured == ["func.func"]   # the peeled first trip only
+    run_and_compare(comp, np.random.default_rng(64).standard_normal((1, 4, 4, 16)).astype(np.float32))
+
+
 # ----------------------------------------------------------------------------------------
 # SelectAndScatter
 # ----------------------------------------------------------------------------------------
