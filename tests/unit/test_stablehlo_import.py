@@ -518,6 +518,34 @@ def test_jit_calls_of_the_last_structure_check_every_leaf():
     assert len(jf._cache) == 4          # f32[2,3], f64[2,3] (run as f32), s32[2,3], f32[1,3]
 
 
+def test_jit_key_results_are_jax_keys_made_without_a_dispatch():
+    """A typed PRNG key result of xlair.jit is the key jax.jit returns (its data, its dtype,
+    usable by jax.random), for the threefry and rbg implementations, device-resident or not;
+    it is made from its data by JAX's key class on a JAX array of the default device, not by
+    the fallback through jax.random.wrap_key_data."""
+    jax = pytest.importorskip("jax")
+    from xlair.jax_bridge import _key_maker
+
+    def step(key, x):
+        key, sub = jax.random.split(key)
+        return key, x + jax.random.normal(sub, x.shape)
+    x = np.zeros(4, np.float32)
+    for impl in ("threefry2x32", "rbg"):
+        key = jax.random.key(3, impl=impl)
+        make = _key_maker(key.dtype)
+        assert make.__name__ == "key"            # the quick maker, not `wrap`
+        made = make(np.asarray(jax.random.key_data(key)))
+        assert made.dtype == key.dtype and made.devices() == {jax.devices()[0]}
+        np.testing.assert_array_equal(jax.random.key_data(made), jax.random.key_data(key))
+        for args in ((key, x), xla.device_put((key, x))):
+            got, want = xla.jit(step)(*args), jax.jit(step)(key, x)
+            assert got[0].dtype == want[0].dtype
+            np.testing.assert_array_equal(jax.random.key_data(got[0]), jax.random.key_data(want[0]))
+            np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6)
+            np.testing.assert_array_equal(jax.random.key_data(jax.random.split(got[0])[1]),
+                                          jax.random.key_data(jax.random.split(want[0])[1]))
+
+
 def test_jit_static_arguments_and_errors():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
