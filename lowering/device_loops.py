@@ -300,7 +300,8 @@ def _made_bytes(op: ir.Operation) -> int:
                for r in o.results if is_tensor(r.type))
 
 
-def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | None = None) -> bool:
+def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | None = None,
+               max_work: int = MAX_WORK) -> bool:
     if loop.name == "scf.while":             # the do-while form of lower_while: the "after"
         after = loop.regions[1].blocks[0]     # region passes the state on as it is
         ops = [o.operation for o in after.operations]
@@ -315,7 +316,7 @@ def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | N
         per_trip = _region_work(loop, once=True)
     if per_trip is None:
         return False
-    return per_trip <= MAX_WORK and _trip_bytes(loop) <= max_bytes and _captures_static(loop) and \
+    return per_trip <= max_work and _trip_bytes(loop) <= max_bytes and _captures_static(loop) and \
         _bindings(loop) <= MAX_BINDINGS
 
 
@@ -1161,12 +1162,29 @@ def _visit(block: ir.Block, funcs: dict) -> None:
 #: a function body of at least this many ops that IREE would make dispatches of (and small,
 #: by the bounds of a loop's trip) runs as one dispatch (_device_block)
 MIN_BLOCK_OPS = 8
+#: A body past MAX_WORK of many tiny ops (at most SMALL_OP_WORK iteration points an op IREE would
+#: dispatch, on average) runs as one dispatch up to SMALL_OPS_WORK points and the loop bound on
+#: bytes (MAX_BYTES): its dispatches cost more than its scalar code.  Device-resident, one
+#: process: nnx_train_step (383 points an op, 135,594 in all, 46 dispatches) 0.069 -> 0.050 ms a
+#: call, dropout_train (605 an op) 0.018 -> 0.012; bodies of larger ops did not gain
+#: (nnx_mlp_grad, 1,311 an op: 0.028 -> 0.032; bf16_mlp, 6,211: 0.037 both).  Bodies within
+#: MAX_WORK keep BLOCK_BYTES (with MAX_BYTES, fft_ops' functions ran no faster and compiled in
+#: 2.3 s instead of 1.5), and so do bodies with a While loop, whose trips are not known
+#: (random_distributions' body, its rejection loops counted once, ran as one dispatch: 0.047 ->
+#: 1.8 ms a call; bench/NOTES.md section 25).
+SMALL_OP_WORK = 768
+SMALL_OPS_WORK = 1 << 18
 
 
 def _dispatches(o: ir.Operation) -> bool:
     """Whether IREE makes a dispatch of `o` (or one with others: the ops a dispatch holds)."""
     return (o.name.startswith(("linalg.", "iree_linalg_ext.")) and o.name not in _BODY_OPS) or o.name in (
         "tensor.pad", "tensor.insert_slice", "tensor.extract_slice")
+
+
+def _dispatch_count(ops: list[ir.Operation]) -> int:
+    """The ops IREE would dispatch among `ops` and the ops nested in them."""
+    return sum(1 for o in ops for x in [o] + _nested(o) if _dispatches(x))
 
 
 #: ops of a linalg or linalg_ext op's body
@@ -1198,17 +1216,22 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     outs = list(ret.operands)
     if outs and all(is_tensor(v.type) and _static(v.type) for v in outs) \
             and not any(o.name == "flow.dispatch.region" for o in body) and all(_work(o) is not None for o in body):
-        if _move_segment(body):
+        work = sum(_work(o) for o in body)
+        small = MAX_WORK < work <= SMALL_OP_WORK * _dispatch_count(body) and \
+            not any(x.name == "scf.while" for o in body for x in [o] + _nested(o))
+        if _move_segment(body, max_bytes=MAX_BYTES if small else BLOCK_BYTES,
+                         max_work=SMALL_OPS_WORK if small else MAX_WORK):
             return
     for segment in _segments(body):
         _move_segment(segment)
 
 
-def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_bytes: int = BLOCK_BYTES) -> bool:
+def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_bytes: int = BLOCK_BYTES,
+                  max_work: int = MAX_WORK) -> bool:
     """Consecutive ops of a block (`min_ops` dispatches or more) run as one dispatch when they
-    qualify (`max_bytes`): wrapped in a loop of one trip whose state is what they make that is
-    read after them, and moved like a loop."""
-    if sum(1 for o in ops for x in [o] + _nested(o) if _dispatches(x)) < min_ops:
+    qualify (`max_bytes`, `max_work`): wrapped in a loop of one trip whose state is what they
+    make that is read after them, and moved like a loop."""
+    if _dispatch_count(ops) < min_ops:
         return False
     members = set(ops)
     outs = [r for o in ops for r in o.results if _read_outside(r, members)]
@@ -1221,7 +1244,7 @@ def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_byt
     if None in work:
         return False
     loop = _one_trip(ops, outs, after[at].operation)
-    if _qualifies(loop, max_bytes, per_trip=sum(work)):
+    if _qualifies(loop, max_bytes, per_trip=sum(work), max_work=max_work):
         for if_op, inner in guarded:
             _local_state(if_op, inner)
         _move(loop)
