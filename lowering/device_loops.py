@@ -1198,6 +1198,11 @@ _BODY_OPS = ("linalg.yield", "linalg.index", "iree_linalg_ext.yield")
 #: resnet_block_train 0.129 -> 0.188 with a bound of 4096; with 256, gpt_adamw_step 0.576 ->
 #: 0.658 (chains of element-wise ops on 32 elements, which IREE fuses into a dispatch or two)
 SEGMENT_OP_WORK = 256
+#: A run holding a loop becomes one dispatch when IREE would dispatch two ops of it or more (the
+#: loop's own count): fori_loop_newton's peeled first trip (3 element-wise ops) ran as a
+#: dispatch of its own before the loop's, 6.7 -> 5.5 us a call device-resident; nine other
+#: programs with loops unchanged (bench/NOTES.md section 25)
+SEGMENT_MIN_OPS = 2
 
 
 def _device_block(func: ir.Operation, funcs: dict) -> None:
@@ -1223,7 +1228,7 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
                          max_work=SMALL_OPS_WORK if small else MAX_WORK):
             return
     for segment in _segments(body):
-        _move_segment(segment)
+        _move_segment(segment, min_ops=SEGMENT_MIN_OPS)
 
 
 def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_bytes: int = BLOCK_BYTES,

@@ -477,3 +477,16 @@ def test_a_body_of_many_tiny_ops_runs_as_one_dispatch(iree_takes_it, monkeypatch
     assert "linalg.matmul" in str(lower(xla.from_jax(f, x, w), 1, "cpu"))
     monkeypatch.undo()
     _same(f, x, w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_counted_loops_peeled_trip_runs_in_its_dispatch(iree_takes_it):
+    """A counted loop's first trip is peeled (its constants folded): the few element-wise ops
+    of that trip, below the count that makes a body one dispatch (MIN_BLOCK_OPS), run in the
+    loop's dispatch rather than as a dispatch of their own before it.  The results are
+    jax.jit's."""
+    def f(a):
+        return lax.fori_loop(0, 30, lambda i, x: 0.5 * (x + a / x), a)
+    a = np.linspace(0.5, 50, 100, dtype=np.float32)
+    text = str(lower(xla.from_jax(f, a), 1, "cpu"))
+    assert text.count("flow.dispatch.region") == 1 and "linalg.generic" not in text
+    _same(f, a, rtol=1e-6, atol=1e-6)
