@@ -604,9 +604,11 @@ CAUSES = {
     "MLP": "its matmuls (IREE's f32 matmul; untiled below 2^27 multiply-adds, python/xlair/compile.py "
            "DATA_TILING_WORK): best rounds 2.4-2.5 ms against XLA:CPU's 2.6-2.7 on an AMD Zen 4 (bench/NOTES.md "
            "section 19); medians above that are local-task calls slowed by other load on the machine.",
-    "max-pool": "IREE's pooling dispatch (linalg.pooling_nhwc_max): best "
-                "rounds 1.0-1.6 ms against XLA:CPU's 0.87-1.1 on an AMD Zen 4; as one generic of 4 strided reads it took 4.6-5.0 ms, as a reshape "
-                "and a reduction slower too (bench/NOTES.md sections 18 and 19).",
+    "max-pool": "IREE's pooling dispatch (linalg.pooling_nhwc_max) with xlair's tile sizes (lowering/reduction.py "
+                "_cpu_pool_tiles: one output pixel by its 64 channels a vector tile): 1.0 ms on one Zen 4 core, "
+                "0.8-1.2 on two against XLA:CPU's 1.0-1.8; IREE's own tile sizes took 2.6-3.2 ms on one core "
+                "(bench/NOTES.md section 25). A memory-bound dispatch on two threads, its medians move with the "
+                "machine's load.",
     "softmax": "its 2 MiB input stays in the L2 cache, so copy bandwidth is not its bound: the fused "
                "dispatch reads each row twice (max, then exp and sum) and computes an exp per element; "
                "it is faster than XLA:CPU. An online (one-pass) softmax would read each row once.",
@@ -640,8 +642,8 @@ def _avx2_code() -> bool:
 NUMPY_CAUSES = {
     "MLP": CAUSES["MLP"],
     "max-pool": CAUSES["max-pool"] + " With numpy in and out xlair reads the 25.7 MB input where it is "
-                                    "(device.import_array); XLA:CPU's time moved between 0.9 and 4.4 ms over the runs of "
-                                    "2026-11-25, xlair's between 1.2 and 2.9.",
+                                    "(device.import_array); XLA:CPU's time moved between 0.9 and 16.6 ms over the runs of "
+                                    "2026-11-25 and 26.",
 }
 
 
