@@ -272,7 +272,7 @@ def _cpu_pool_tiles(o4: list, window: list, et) -> ir.Attribute | None:
         return None
     n, h, w, c = o4
     lanes = int(opts.vectors) // et.bits
-    if c % lanes:
+    if c == 0 or c % lanes:
         return None
     ct = max(k for k in range(lanes, min(c, POOL_TILE_BITS // et.bits) + 1, lanes) if c % k == 0)
     row = w * c * et.bits // 8

@@ -71,10 +71,10 @@ class Array:
         bv = self._bv
         if bv is None:       # a leaf of a program's packed results, read in its group
             a = self._pack.leaf(self).copy()
-        elif self._target.name == "cpu" and bv.byte_length == layout(self._shape)[2] > 0:
+        elif self._target.name == "cpu" and bv.byte_length == (lay := layout(self._shape))[2] > 0:
             # host memory, mapped as it is and copied: 1.3 us for a small array where
             # from_device's general path took 5 (a typed key result is read so every call)
-            a = mapped(bv, layout(self._shape)).copy()
+            a = mapped(bv, lay).copy()
         else:
             a = from_device(self._device, bv, self._shape, copy=True)
         return a if dtype is None else a.astype(dtype, copy=False)

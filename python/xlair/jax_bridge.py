@@ -231,15 +231,15 @@ def _key_maker(dtype):
         from jax._src.interpreters import pxla
         from jax._src.sharding_impls import SingleDeviceSharding
         put, default_device = pxla.batched_device_put, pxla.get_default_device
-        made: dict = {}             # (dims, device) -> (abstract value, sharding)
+        made: dict = {}             # (dims, dtype, device) -> (abstract value, sharding)
 
         def key(data):
             data = np.asarray(data)
             device = default_device()
-            known = made.get((data.shape, device))
+            known = made.get((data.shape, data.dtype, device))
             if known is None:
-                known = made[data.shape, device] = (core.ShapedArray(data.shape, data.dtype),
-                                                    SingleDeviceSharding(device))
+                known = made[data.shape, data.dtype, device] = (core.ShapedArray(data.shape, data.dtype),
+                                                                SingleDeviceSharding(device))
             return cls(impl, put(known[0], known[1], [data], [device], committed=False))
         sample = key(zeros)
         same = sample.dtype == dtype and np.array_equal(_key_data(sample), zeros)
