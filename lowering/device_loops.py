@@ -1095,18 +1095,17 @@ def _test_ops(if_op: ir.Operation, test: ir.Operation) -> list[ir.Operation]:
     and nothing else, in order.  They go into the dispatch with the test: IREE hoists a scalar
     read of a one-element tensor made outside a dispatch region out of it (its
     HoistUniformScalarCompute pass), which would read the test back on the host again."""
-    taken: list[ir.Operation] = []
+    taken: set[ir.Operation] = set()
     frontier = [defining_op(test.operands[0])]
     while frontier:
         d = frontier.pop()
-        if d is None or d.name == "arith.constant" or d.block != if_op.block or _work(d) is None \
-                or any(d == t for t in taken):
+        if d is None or d.name == "arith.constant" or d.block != if_op.block or _work(d) is None or d in taken:
             continue
         users = [getattr(u.owner, "operation", u.owner) for r in d.results for u in r.uses]
-        if all(u == test or _inside(u, if_op) or any(u == t for t in taken) for u in users):
-            taken.append(d)
+        if all(u == test or _inside(u, if_op) or u in taken for u in users):
+            taken.add(d)
             frontier.extend(defining_op(v) for v in d.operands)
-    return [o.operation for o in if_op.block.operations if any(o.operation == t for t in taken)]
+    return [o.operation for o in if_op.block.operations if o.operation in taken]
 
 
 def _local_state(if_op: ir.Operation, loop: ir.Operation) -> None:
@@ -1219,10 +1218,10 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     ops = [o.operation for o in block.operations]
     body = [o for o in ops[:-1] if o.name != "arith.constant"]
     outs = list(ret.operands)
-    if outs and all(is_tensor(v.type) and _static(v.type) for v in outs) \
-            and not any(o.name == "flow.dispatch.region" for o in body) and all(_work(o) is not None for o in body):
-        work = sum(_work(o) for o in body)
-        small = MAX_WORK < work <= SMALL_OP_WORK * _dispatch_count(body) and \
+    work = [_work(o) for o in body] if outs and all(is_tensor(v.type) and _static(v.type) for v in outs) \
+        and not any(o.name == "flow.dispatch.region" for o in body) else [None]
+    if None not in work:
+        small = MAX_WORK < sum(work) <= SMALL_OP_WORK * _dispatch_count(body) and \
             not any(x.name == "scf.while" for o in body for x in [o] + _nested(o))
         if _move_segment(body, max_bytes=MAX_BYTES if small else BLOCK_BYTES,
                          max_work=SMALL_OPS_WORK if small else MAX_WORK):
@@ -1244,7 +1243,7 @@ def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_byt
         return False
     after = list(ops[-1].block.operations)
     at = next(k for k, o in enumerate(after) if o.operation == ops[-1]) + 1
-    guarded = [(o, _guarded(o)) for o in ops if o.name == "scf.if" and _guarded(o) is not None]
+    guarded = [(o, inner) for o in ops if o.name == "scf.if" and (inner := _guarded(o)) is not None]
     work = [_run_work(o) for o in ops]
     if None in work:
         return False
