@@ -10,9 +10,11 @@ from xlair.dialect.ir import complex_d, ir, linalg
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
+from .cost import DATA_TILING_WORK
 from .elementwise import convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
-from .registry import affine_map, barrier, defining_op, empty, fill, generic, lowers, options, reshape, scalar_const, value_of
+from .registry import (affine_map, barrier, defining_op, empty, fill, generic, lowers, options, reshape,
+                       scalar_const, set_cpu_tiles, value_of)
 from .scalar import SCALAR
 from .shape import transpose
 
@@ -95,6 +97,8 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         # matmul ("'func.func' op failed to distribute", CUDA and ROCm)
         acc = F32 if et in (F16, BF16) and options().target != "vulkan" else et
         res = value_of(named(a, b, outs=[fill(Shape(acc, odims), scalar_const(acc, 0))]))
+        if has == (False, True, True):
+            _set_cpu_matmul_tiles(res.owner, *odims, _prod(lhs_s.dims[d] for d in lc), et)
         res = convert_tensor(res, Shape(acc, odims), et)
     else:
         init = fill(Shape(et, odims), scalar_const(et, 0))
@@ -335,7 +339,45 @@ def _conv_as_matmul(x, xs: Shape, w, ws: Shape, out: Shape, st, rd) -> ir.Value:
     a = reshape(patches, [N * _prod(Q), _prod(K) * C])
     b = reshape(w, [_prod(K) * C, O])
     res = value_of(linalg.matmul(a, b, outs=[fill(Shape(ct, [N * _prod(Q), O]), scalar_const(ct, 0))]))
+    _set_cpu_matmul_tiles(res.owner, N * _prod(Q), O, _prod(K) * C, ct)
     return reshape(res, out.dims)
+
+
+#: The vector tile of an f32 matmul in AVX2 code (_set_cpu_matmul_tiles): 4 rows by 16 columns,
+#: eight 256-bit accumulators, the B row loaded as two vectors and each A element broadcast.
+AVX2_MATMUL_TILE = (4, 16)
+#: The most result elements one workgroup of such a matmul computes.
+MATMUL_GROUP_ELEMENTS = 4096
+#: The most bytes of the B operand one workgroup reads (its K x columns panel): half the L2
+#: cache of an AMD Zen 3 or Zen 4 core.
+MATMUL_PANEL_BYTES = 512 * 1024
+
+
+def _set_cpu_matmul_tiles(op: ir.Operation, m: int, n: int, k: int, et) -> None:
+    """Give an f32 linalg.matmul [m, k] x [k, n] in AVX2 code (`vectors=256`) xlair's own tile
+    sizes (registry set_cpu_tiles) where they divide the matmul; leave the rest to IREE.  A
+    workgroup computes at most 64 rows by 256 columns.  IREE 3.13 tiles such a matmul 64x64
+    per workgroup and 8x8 per vector tile (8 accumulators, each A element
+    broadcast 8 times to 1 load of B): in x86-64-v3 code on an AMD Zen 4, 256x784x512 took
+    1.35-1.55 ms (best rounds, 2 cores) and 784x256x512 1.53-1.58, where a 4x16 vector tile
+    (8 accumulators, 4 broadcasts to 2 loads) in workgroups that divide the matmul, with a B
+    panel within MATMUL_PANEL_BYTES, took 1.22-1.26 and 1.12-1.14 (XLA:CPU with AVX2 1.26-1.27;
+    bench/NOTES.md section 26).  A 4x16 tile in 64x64 workgroups that do not divide 784 rows
+    took 4.3 ms, so sizes that do not divide are left to IREE.  Only matmuls below
+    DATA_TILING_WORK: IREE does not data-tile an op that carries a compilation_info, and its
+    micro-kernel is the faster one from there (1024^3: 12.2 ms tiled, 21.5-22.7 with these
+    tiles)."""
+    opts = options()
+    tm, tn = AVX2_MATMUL_TILE
+    if opts.target != "cpu" or opts.vectors != "256" or et != F32 or m % tm or n % tn \
+            or m * n * k >= DATA_TILING_WORK or k == 0:
+        return
+    wn = max(d for d in range(tn, min(n, 256) + 1, tn)
+             if n % d == 0 and (k * d * 4 <= MATMUL_PANEL_BYTES or d == tn))
+    wm = max(d for d in range(tm, min(m, 64) + 1, tm)
+             if m % d == 0 and (d * wn <= MATMUL_GROUP_ELEMENTS or d == tm))
+    set_cpu_tiles(op, f"distribution = [{wm}, {wn}, 0], vector_common_parallel = [{tm}, {tn}, 0], "
+                  "vector_reduction = [0, 0, 1]", "DoubleTilingExpert")
 
 
 def _rocm_features(O: int) -> int:

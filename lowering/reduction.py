@@ -23,7 +23,7 @@ from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import PRED, S64, Shape
 
 from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, index, insert_slice,
-                       loop_index, lowers, options, reshape, scalar_const, tuple_of, value_of)
+                       loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of, value_of)
 from .scalar import emit_region
 from .shape import transpose
 
@@ -241,25 +241,22 @@ def _pooled(x: ir.Value, src: Shape, out: Shape, init: ir.Value, kind, wd, st, w
     window = empty(Shape(src.element_type, [wd[i] for i in wdims]))
     r = value_of(build(x4, window, outs=[acc], strides=[st[i] for i in wdims],
                        dilations=[wdl[i] for i in wdims]))
-    tiles = _cpu_pool_tiles(o4, [wd[i] for i in wdims], src.element_type)
-    if tiles is not None:
-        r.owner.attributes["compilation_info"] = tiles
+    _set_cpu_pool_tiles(r.owner, o4, [wd[i] for i in wdims], src.element_type)
     tdims = [out.dims[i] for i in perm]
     r = reshape(r, tdims)
     inv = [perm.index(i) for i in range(rank)]
     return transpose(r, out.with_dims(tdims), inv)
 
 
-#: The output bytes of one workgroup of a pooling op on the CPU (_cpu_pool_tiles).
+#: The output bytes of one workgroup of a pooling op on the CPU (_set_cpu_pool_tiles).
 POOL_GROUP_BYTES = 128 * 1024
 #: The most channels one vector tile of a pooling op holds, in bits (four AVX-512 registers).
 POOL_TILE_BITS = 2048
 
 
-def _cpu_pool_tiles(o4: list, window: list, et) -> ir.Attribute | None:
-    """IREE's tile sizes for a 2-D pooling op over [N, H, W, C] on the CPU (an
-    `iree_codegen.compilation_info`, the attribute IREE documents for overriding its
-    heuristics), or None to leave them to IREE: channels that fill whole vectors.  IREE 3.13
+def _set_cpu_pool_tiles(op: ir.Operation, o4: list, window: list, et) -> None:
+    """Give a 2-D pooling op over [N, H, W, C] on the CPU xlair's own tile sizes (registry
+    set_cpu_tiles) where its channels fill whole vectors; leave the rest to IREE.  IREE 3.13
     tiles a pooling op 8 output pixels by one vector of channels; that order ran the 2x2/2 max
     pool of f32[8,112,112,64] at 2.6-3.2 ms on one Zen 4 core (IREE's conv pipeline, memory
     barely used).  A tile of one output pixel by all its channels (up to POOL_TILE_BITS) reads
@@ -269,11 +266,11 @@ def _cpu_pool_tiles(o4: list, window: list, et) -> ir.Attribute | None:
     opts = options()
     if opts.target != "cpu" or len(o4) != 4 or len(window) != 2 or et.is_pred or et.is_complex \
             or et.bits not in (8, 16, 32, 64):
-        return None
+        return
     n, h, w, c = o4
     lanes = int(opts.vectors) // et.bits
     if c == 0 or c % lanes:
-        return None
+        return
     ct = max(k for k in range(lanes, min(c, POOL_TILE_BITS // et.bits) + 1, lanes) if c % k == 0)
     row = w * c * et.bits // 8
     if h * row >= POOL_GROUP_BYTES:
@@ -281,11 +278,8 @@ def _cpu_pool_tiles(o4: list, window: list, et) -> ir.Attribute | None:
     else:
         tn, th = max(1, min(n, POOL_GROUP_BYTES // (h * row))), h
     kw = window[1] if window[1] <= 4 else 1
-    return ir.Attribute.parse(
-        "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
-        f"distribution = [{tn}, {th}, {w}, {c}, 0, 0], vector_common_parallel = [1, 1, 1, {ct}, 0, 0], "
-        f"vector_reduction = [0, 0, 0, 0, 1, {kw}]>, translation_info = #iree_codegen.translation_info<"
-        "pipeline = #iree_cpu.pipeline<ConvTileAndDecomposeExpert>>>")
+    set_cpu_tiles(op, f"distribution = [{tn}, {th}, {w}, {c}, 0, 0], vector_common_parallel = [1, 1, 1, {ct}, 0, 0], "
+                  f"vector_reduction = [0, 0, 0, 0, 1, {kw}]", "ConvTileAndDecomposeExpert")
 
 
 def _prod(xs) -> int:

@@ -166,6 +166,16 @@ class Lower:
 # ----------------------------------------------------------------------------------------
 # small builders used by many patterns
 # ----------------------------------------------------------------------------------------
+def set_cpu_tiles(op: ir.Operation, config: str, pipeline: str) -> None:
+    """Give one linalg op xlair's own tile sizes for IREE's CPU code generation: an
+    `iree_codegen.compilation_info` (the attribute IREE documents for overriding its
+    heuristics) of the `#iree_cpu.lowering_config<config>` and IREE's CPU `pipeline`.  IREE
+    does not data-tile an op that carries one."""
+    op.attributes["compilation_info"] = ir.Attribute.parse(
+        f"#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<{config}>, "
+        f"translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<{pipeline}>>>")
+
+
 def barrier(*vs: ir.Value):
     """The values through one util.optimization_barrier: IREE forms no dispatch across it (the
     lowering's way to keep a value out of a fusion that IREE's codegen gets wrong).  One value

@@ -6,6 +6,8 @@ On a CPU without AVX512-BF16, LLVM's own f32 -> bf16 is a call to compiler-rt's 
 which IREE's embedded linker does not have: every PRED / integer -> BF16 conversion failed to
 link there ("iree-lld: error: undefined symbol: __truncsfbf2").  xlair rounds to BF16 with
 integer ops (lowering/elementwise.py, narrow_float)."""
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -141,3 +143,65 @@ def test_bf16_and_f16_arithmetic_on_portable_cpus(cpu):
         assert_close(got[2], xf / yf, Shape(et, (50,)), f"{cpu} {et.name} div")
         assert_close(got[3], np.exp(xf), Shape(et, (50,)), f"{cpu} {et.name} exp")
         assert np.array_equal(got[4], x.astype(np.float32))
+
+
+
+#: lhs NHWC, rhs HWIO, out NHWC
+_NHWC = xla.ConvolutionDimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2))
+
+
+def _avx2_matmul_program():
+    """Matmuls of the forms xlair's AVX2 tile sizes see (lowering/contraction.py
+    _set_cpu_matmul_tiles), in this order: a plain product; a transposed one (JAX's weight
+    gradient x.T @ g); one of 12 rows; one whose rows (6) and one whose columns (10) no vector
+    tile divides; an F64 one; a convolution run as patches and a matmul; and one of 2^27
+    multiply-adds, which IREE data-tiles."""
+    shapes = [(F32, (256, 784)), (F32, (784, 512)), (F32, (256, 512)), (F32, (12, 20)), (F32, (20, 48)),
+              (F32, (6, 32)), (F32, (32, 10)), (F64, (64, 32)), (F64, (32, 64)), (F32, (2, 10, 10, 8)),
+              (F32, (3, 3, 8, 16)), (F32, (512, 512)), (F32, (8, 32))]
+    b = xla.Builder("avx2_matmuls")
+    p = [b.parameter(i, Shape(et, s)) for i, (et, s) in enumerate(shapes)]
+    O.tuple(b, [O.dot(p[0], p[1]), O.dot_general(p[0], p[2], xla.DotDimensionNumbers((0,), (0,))),
+                O.dot(p[3], p[4]), O.dot(p[5], p[6]), O.dot(p[12], p[6]),
+                O.dot(p[7], p[8]), O.conv_general_dilated(p[9], p[10], [1, 1], "SAME", [1, 1], [1, 1], _NHWC),
+                O.dot(p[11], p[11])])
+    rng = np.random.default_rng(5)
+    return b.build(), [rng.standard_normal(s).astype(et.dtype) for et, s in shapes]
+
+
+def test_avx2_matmul_tiles_only_where_they_divide():
+    """In AVX2 code an F32 matmul below the data-tiling size whose rows divide by 4 and columns
+    by 16 carries xlair's tile sizes to IREE (4x16 vectors, workgroups that divide the matmul,
+    a B panel within 512 KiB): hand-derived, 256x784x512 -> 32x128 workgroups (128 columns:
+    784 x 256 x 4 bytes is past the panel; 32 rows: 32 x 128 = 4096 elements), x.T @ g
+    (784x256x512) -> 16x256, 12x20x48 -> 12x48, the 3x3x8 convolution's patches
+    (200x72x16) -> 40x16 (200 / 40 and 40 x 16 <= 4096; 64 does not divide 200).  The rest
+    keep IREE's own: 6 rows, 10 columns, F64, 2^27 multiply-adds, and every matmul of code with
+    AVX-512 or for Vulkan."""
+    from xlair import cpus
+    from xlair.compile import lower, needs_of
+    from xlair.targets import target
+    comp, _ = _avx2_matmul_program()
+    avx2 = str(lower(comp, target_name="cpu", needs=needs_of(target("cpu"), cpus.flags_for("x86-64-v3"))))
+    got = sorted(re.findall(r"distribution = \[(\d+), (\d+), 0\], vector_common_parallel = \[4, 16, 0\]", avx2))
+    assert got == sorted([("32", "128"), ("16", "256"), ("12", "48"), ("40", "16")]), got
+    assert avx2.count("linalg.matmul {compilation_info") == 4
+    for text in (str(lower(comp, target_name="cpu", needs=needs_of(target("cpu"), cpus.flags_for("znver4")))),
+                 str(lower(comp, target_name="vulkan"))):
+        assert "compilation_info" not in text
+
+
+def test_avx2_matmul_tiles_compute_the_products():
+    """The same matmuls compiled for x86-64-v3 and run here, against numpy in F64 (within F32
+    rounding of K products each: K x 4e-6 for inputs of unit variance; F64 within 1e-12)."""
+    comp, a = _avx2_matmul_program()
+    got = xla.compile(comp, "cpu", cpu="x86-64-v3")(*a)
+    d = [x.astype(np.float64) for x in a]
+    patches = np.pad(d[9], [(0, 0), (1, 1), (1, 1), (0, 0)])
+    conv = sum(np.einsum("nhwc,co->nhwo", patches[:, i:i + 10, j:j + 10], d[10][i, j])
+               for i in range(3) for j in range(3))
+    want = [(d[0] @ d[1], 784), (d[0].T @ d[2], 256), (d[3] @ d[4], 20), (d[5] @ d[6], 32), (d[12] @ d[6], 32),
+            (d[7] @ d[8], 32), (conv, 72), (d[11] @ d[11], 512)]
+    for i, (g, (w, k)) in enumerate(zip(got, want)):
+        assert g.dtype == (np.float64 if i == 5 else np.float32) and g.shape == w.shape, (i, g.dtype, g.shape)
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-12 * k if i == 5 else 4e-6 * k, err_msg=f"product {i}")

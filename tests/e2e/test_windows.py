@@ -146,7 +146,7 @@ POOL_TYPES = [F32, BF16, F64, S32, U8]
 @pytest.mark.parametrize("et", POOL_TYPES, ids=[t.name for t in POOL_TYPES])
 def test_pools_with_channels_in_whole_vectors(covers, target, et):
     """2-D pools whose channels fill whole vectors (on the CPU, lowering/reduction.py picks
-    IREE's tile sizes for them: _cpu_pool_tiles): max, sum and min over 2x2/2 VALID, 3x3/2 SAME
+    IREE's tile sizes for them: _set_cpu_pool_tiles): max, sum and min over 2x2/2 VALID, 3x3/2 SAME
     and 3x3/1 windows, with 64 and 96 channels, images smaller and larger than a workgroup's
     share, against the reference interpreter."""
     covers.add(target, "xla.reduce_window")
