@@ -605,7 +605,7 @@ CAUSES = {
            "DATA_TILING_WORK): best rounds 2.4-2.5 ms against XLA:CPU's 2.6-2.7 on an AMD Zen 4 (bench/NOTES.md "
            "section 19); medians above that are local-task calls slowed by other load on the machine.",
     "max-pool": "IREE's pooling dispatch (linalg.pooling_nhwc_max) with xlair's tile sizes (lowering/reduction.py "
-                "_cpu_pool_tiles: one output pixel by its 64 channels a vector tile): 1.0 ms on one Zen 4 core, "
+                "_set_cpu_pool_tiles: one output pixel by its 64 channels a vector tile): 1.0 ms on one Zen 4 core, "
                 "0.8-1.2 on two against XLA:CPU's 1.0-1.8; IREE's own tile sizes took 2.6-3.2 ms on one core "
                 "(bench/NOTES.md section 25). A memory-bound dispatch on two threads, its medians move with the "
                 "machine's load.",
@@ -621,10 +621,16 @@ AVX2_CAUSES = {
     "matmul": "IREE's f32 matmul in x86-64-v3 code (data tiling, mmt4d micro-kernels, AVX2): 157-175 GFLOP/s "
               "against XLA:CPU's 197-205 with --xla_cpu_max_isa=AVX2 on an AMD Zen 4 (three runs of 2026-11-25, "
               "bench/NOTES.md section 20); IREE's AVX2 micro-kernel, not looked into further.",
-    "MLP": "its matmuls (IREE's f32 matmul in x86-64-v3 code): on an AMD Zen 4, 3.53 ms untiled (the default below "
-           "2^27 multiply-adds) and 3.79 tiled against XLA:CPU's 3.37-3.54 in one run, 1.03-1.21x over three "
-           "runs of 2026-11-25 (bench/NOTES.md section 20); medians above that are local-task calls slowed by "
-           "other load.",
+    "MLP": "its matmuls (IREE's f32 matmul in x86-64-v3 code, with xlair's AVX2 tile sizes: lowering/contraction.py "
+           "_set_cpu_matmul_tiles): on an AMD Zen 4, the step's best rounds 2.91-3.09 ms against XLA:CPU's "
+           "3.13-3.27 (IREE's own tile sizes: 3.43-3.63; bench/NOTES.md section 26); medians above that are "
+           "local-task calls slowed by other load.",
+    "softmax": "its exp: the program runs on one core (its heaviest op, 2^19 elements, is below the runtime's "
+               "INLINE_WORK), and IREE's f32 exp in x86-64-v3 code takes 0.23-0.26 ms for 2^19 elements there "
+               "against XLA:CPU's 0.12-0.17 (max, sum and the division are as fast as XLA:CPU's or faster); "
+               "xlair's tile sizes for the reductions, wider vector tiles for the exp, and the task system "
+               "(exp 0.22 ms, softmax's median unchanged) did not close it (bench/NOTES.md section 26). "
+               "Meeting it needs a cheaper f32 exp in AVX2 code.",
 }
 
 
