@@ -173,11 +173,8 @@ def _domain(maps, operands) -> list[int] | None:
 def _nested(op: ir.Operation) -> list[ir.Operation]:
     """Every op inside `op`'s regions, at any depth."""
     out: list[ir.Operation] = []
-    for region in op.regions:
-        for block in region.blocks:
-            for o in block.operations:
-                o.operation.walk(lambda x: out.append(x.operation) or ir.WalkResult.ADVANCE)
-    return out
+    op.walk(lambda x: out.append(x.operation) or ir.WalkResult.ADVANCE)     # post-order: `op` last
+    return out[:-1]
 
 
 def _body_ok(op: ir.Operation) -> bool:
@@ -502,11 +499,7 @@ def _fused(op: ir.Operation) -> bool:
     (an LSTM cell's gates) becomes one scalar loop with no temporaries.  (A contraction fused
     the same way, its reduction loop innermost around each element, was 3x slower in lstm_scan
     than the contraction's own loops, whose innermost loop LLVM vectorizes: see _loop_order.)"""
-    if not element_wise(op) or not _body_ok(op):
-        return False
-    maps = _maps(op)
-    out = maps[-1]
-    if list(out.results) != [ir.AffineDimExpr.get(d) for d in range(out.n_dims)]:
+    if not element_wise(op):
         return False
     uses = list(op.results[0].uses)
     if len(uses) != 1:
@@ -515,11 +508,16 @@ def _fused(op: ir.Operation) -> bool:
     if user.parent != op.parent:
         return False
     if user.name == "linalg.reduce":
-        return k < len(user.operands) // 2
-    if user.name in _SCALARIZE or not user.name.startswith("linalg."):
-        return False
-    umaps = _maps(user)
-    return umaps is not None and k < len(user.operands) - len(user.results) and umaps[k].is_permutation
+        if k >= len(user.operands) // 2:
+            return False
+    else:
+        if user.name in _SCALARIZE or not user.name.startswith("linalg."):
+            return False
+        umaps = _maps(user)
+        if umaps is None or k >= len(user.operands) - len(user.results) or not umaps[k].is_permutation:
+            return False
+    out = _maps(op)[-1]
+    return list(out.results) == [ir.AffineDimExpr.get(d) for d in range(out.n_dims)] and _body_ok(op)
 
 
 def _generic(op) -> list[ir.Value]:
@@ -885,17 +883,25 @@ def _inside(o: ir.Operation, loop: ir.Operation) -> bool:
     return False
 
 
-def _retype(loop: ir.Operation, new_type, to_new, to_old) -> list[tuple]:
+def _retype(loop: ir.Operation, new_type, to_new, to_old, mended: tuple) -> list[tuple]:
     """Every tensor of the loop whose type `new_type` changes (None: unchanged) takes the new
     type: values from outside it through `to_new(value, type)` before it, its results through
-    `to_old` after it, its constants made before it.  Returns the loop's ops with the types
-    their operands had, for the caller to mend the ops that need more than a type."""
+    `to_old` after it, its constants made before it.  Returns the loop's ops named in `mended`
+    with the types their operands had, for the caller to mend the ops that need more than a
+    type."""
+    known: dict = {}
+    changes = new_type
+
+    def new_type(t):                          # (the loop's values share a few types)
+        if t not in known:
+            known[t] = changes(t)
+        return known[t]
     inside = _nested(loop) + [loop]
     for o in inside:                          # constants: made before the loop (pure)
         if o.name == "arith.constant" and new_type(o.results[0].type) is not None:
             o.move_before(loop)
     inside = [o for o in inside if o.name != "arith.constant" or new_type(o.results[0].type) is None]
-    orig = [(o, [v.type for v in o.operands]) for o in inside]
+    orig = [(o, [v.type for v in o.operands]) for o in inside if o.name in mended]
     made: list = []
     for o in inside:                          # values from outside, converted before the loop
         for k, v in enumerate(o.operands):
@@ -935,7 +941,8 @@ def _widen_i1(loop: ir.Operation) -> None:
     itself, widening at its edges and at every scalar read and write."""
     i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
     inside = [o for o, _ in _retype(loop, _i8, lambda v, t: _cast_tensor(v, t, True),
-                                    lambda v, t: _cast_tensor(v, t, False))]
+                                    lambda v, t: _cast_tensor(v, t, False),
+                                    ("tensor.extract", "tensor.insert", "tensor.from_elements", "tensor.splat"))]
     for o in inside:                          # i1 scalars read and written as i8
         name = o.name
         if name == "tensor.extract" and o.results[0].type == i1 and _i8(o.operands[0].type) is None \
@@ -974,10 +981,9 @@ def _squeeze_units(loop: ir.Operation) -> None:
     outside the loop are reshaped before it and its results after it."""
     def reshaped(v, t):
         return reshape(v, ir.RankedTensorType(t).shape)
-    orig = _retype(loop, _squeezed, reshaped, reshaped)
+    orig = _retype(loop, _squeezed, reshaped, reshaped,
+                   ("tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice"))
     for o, types in orig:                     # reads and writes by the kept indices
-        if o.name not in ("tensor.extract", "tensor.insert", "tensor.extract_slice", "tensor.insert_slice"):
-            continue
         ops = list(o.operands)
         with ir.InsertionPoint(o), o.location:
             if o.name == "tensor.extract":
