@@ -357,8 +357,8 @@ def _set_cpu_matmul_tiles(op: ir.Operation, m: int, n: int, k: int, et) -> None:
     """Give an f32 linalg.matmul [m, k] x [k, n] in AVX2 code (`vectors=256`) xlair's own tile
     sizes (registry set_cpu_tiles) where they divide the matmul; leave the rest to IREE.  A
     workgroup computes at most 64 rows by 256 columns.  IREE 3.13 tiles such a matmul 64x64
-    per workgroup and 8x8 per vector tile (8 accumulators, each A element
-    broadcast 8 times to 1 load of B): in x86-64-v3 code on an AMD Zen 4, 256x784x512 took
+    per workgroup and 8x8 per vector tile (8 accumulators, each A element broadcast 8 times
+    to 1 load of B): in x86-64-v3 code on an AMD Zen 4, 256x784x512 took
     1.35-1.55 ms (best rounds, 2 cores) and 784x256x512 1.53-1.58, where a 4x16 vector tile
     (8 accumulators, 4 broadcasts to 2 loads) in workgroups that divide the matmul, with a B
     panel within MATMUL_PANEL_BYTES, took 1.22-1.26 and 1.12-1.14 (XLA:CPU with AVX2 1.26-1.27;

@@ -145,7 +145,6 @@ def test_bf16_and_f16_arithmetic_on_portable_cpus(cpu):
         assert np.array_equal(got[4], x.astype(np.float32))
 
 
-
 #: lhs NHWC, rhs HWIO, out NHWC
 _NHWC = xla.ConvolutionDimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2))
 
