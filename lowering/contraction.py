@@ -71,9 +71,10 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
     rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
     nb, nm, nk, nn = len(lb), len(lfree), len(lc), len(rfree)
-    if _prod(lhs_s.dims[d] for d in lc) == 0:        # an empty sum
+    k = _prod(lhs_s.dims[d] for d in lc)             # the contracted size
+    if k == 0:                                        # an empty sum
         return fill(out, scalar_const(et, 0))
-    if _prod(lhs_s.dims[d] for d in lc) == 1:
+    if k == 1:
         # nothing to sum: a broadcast product over the output (IREE's data tiling breaks on
         # K = 1 contractions fed by reductions)
         no = nb + nm + nn
@@ -98,7 +99,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         acc = F32 if et in (F16, BF16) and options().target != "vulkan" else et
         res = value_of(named(a, b, outs=[fill(Shape(acc, odims), scalar_const(acc, 0))]))
         if has == (False, True, True):
-            _set_cpu_matmul_tiles(res.owner, *odims, _prod(lhs_s.dims[d] for d in lc), et)
+            _set_cpu_matmul_tiles(res.owner, *odims, k, et)
         res = convert_tensor(res, Shape(acc, odims), et)
     else:
         init = fill(Shape(et, odims), scalar_const(et, 0))
