@@ -3,7 +3,8 @@
 // CHECK-LABEL: func.func @f32
 // CHECK: linalg.generic
 // CHECK: arith.negf
-// CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: math.fma
 // CHECK: arith.addf
 // CHECK: arith.divf
 // CHECK-NOT: xla.
