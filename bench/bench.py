@@ -625,12 +625,12 @@ AVX2_CAUSES = {
            "_set_cpu_matmul_tiles): on an AMD Zen 4, the step's best rounds 2.91-3.09 ms against XLA:CPU's "
            "3.13-3.27 (IREE's own tile sizes: 3.43-3.63; bench/NOTES.md section 26); medians above that are "
            "local-task calls slowed by other load.",
-    "softmax": "its exp: the program runs on one core (its heaviest op, 2^19 elements, is below the runtime's "
-               "INLINE_WORK), and IREE's f32 exp in x86-64-v3 code takes 0.23-0.26 ms for 2^19 elements there "
-               "against XLA:CPU's 0.12-0.17 (max, sum and the division are as fast as XLA:CPU's or faster); "
-               "xlair's tile sizes for the reductions, wider vector tiles for the exp, and the task system "
-               "(exp 0.22 ms, softmax's median unchanged) did not close it (bench/NOTES.md section 26). "
-               "Meeting it needs a cheaper f32 exp in AVX2 code.",
+    "softmax": "one core against two: the program runs on one core (its heaviest op, 2^19 elements, is below "
+               "the runtime's INLINE_WORK), XLA:CPU on two. xlair's own f32 exp (lowering/elementwise.py _exp_f32) "
+               "takes 0.195 ms for 2^19 elements in x86-64-v3 code (IREE's took 0.235) against XLA:CPU's 0.155 "
+               "on two cores; max, sum and the division are as fast as XLA:CPU's or faster. The task system "
+               "(exp 0.22 ms, softmax's median unchanged), xlair's tile sizes for the reductions and wider vector "
+               "tiles did not help (bench/NOTES.md sections 26 and 27).",
 }
 
 
