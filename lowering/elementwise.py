@@ -295,7 +295,9 @@ def _nan_through(fop):
 #: (Lawson's iteration on a least-squares fit): relative error 3.8e-9 (bench/NOTES.md section 27)
 _EXP_P = (1.0, 1.0, 0.4999999403953552, 0.1666652113199234, 0.04166838899254799,
           0.008368716575205326, 0.001381459878757596)
-_LN2_HI, _LN2_LO = 0.693145751953125, 1.428606820309417232e-06      # ln 2, the first 15 bits exact
+#: ln 2 = _LN2_HI + _LN2_LO; _LN2_HI has 16 significant bits, so n * _LN2_HI is exact for
+#: every |n| < 2^8 the clamp allows
+_LN2_HI, _LN2_LO = 0.693145751953125, 1.428606820309417232e-06
 _SHIFTER = 12582912.0           # 1.5 * 2^23: x + it rounds x to an integer in the low bits
 _EXP_LO, _EXP_HI = -110.0, 89.0  # exp is 0 below (subnormal results flushed or rounded), inf above
 

@@ -213,10 +213,10 @@ def _key_data(key) -> np.ndarray:
 def _key_maker(dtype):
     """A function making a typed key array of `dtype` from its data: JAX's key array class
     given the data as a JAX array of the default device, made by JAX's batched transfer with
-    the data's abstract value and the device's sharding kept from the last key (given numpy,
-    the class works them out each time: 9 of a key's 13 us a call, 17 of 23 right after an
-    IREE call), when that makes the key `jax.random.wrap_key_data` makes (a JAX dispatch,
-    tens of microseconds), else wrap_key_data itself."""
+    the data's abstract value and the device's sharding worked out once for each shape, dtype
+    and device (given numpy, the class works them out each time: 9 of a key's 13 us a call, 17
+    of 23 right after an IREE call), when that makes the key `jax.random.wrap_key_data` makes
+    (a JAX dispatch, tens of microseconds), else wrap_key_data itself."""
     jax = _jax()
     impl = getattr(dtype, "_impl", None)
 
