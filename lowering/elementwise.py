@@ -310,14 +310,9 @@ def _exp_f32(x):
     or 0 below) without a select.  The clamp passes NaN through (a compare with NaN is false).
     IREE's expansion of math.exp took 30 vector instructions an element and two clamps plus a
     select for NaN: 0.25 ms for f32[512,1024] in AVX2 code against XLA:CPU's 0.17-0.21."""
-    w = F32.builtin_type()
-    i32 = ir.IntegerType.get_signless(32)
+    def c(val): return _c(F32, val)
 
-    def c(val):
-        return arith.constant(w, ir.FloatAttr.get(w, val))
-
-    def ic(val):
-        return arith.constant(i32, ir.IntegerAttr.get(i32, val))
+    def ic(val): return _c(S32, val)
     x = arith.select(arith.cmpf(CF.OLT, x, c(_EXP_LO)), c(_EXP_LO), x)
     x = arith.select(arith.cmpf(CF.OGT, x, c(_EXP_HI)), c(_EXP_HI), x)
     t = math.fma(x, c(1.4426950408889634), c(_SHIFTER))
@@ -326,19 +321,22 @@ def _exp_f32(x):
     p = c(_EXP_P[-1])
     for k in reversed(_EXP_P[:-1]):
         p = math.fma(p, r, c(k))
-    n = arith.subi(arith.bitcast(i32, t), ic(0x4B400000))        # the bits of 1.5 * 2^23
+    n = arith.subi(arith.bitcast(S32.builtin_type(), t), ic(0x4B400000))   # the bits of 1.5 * 2^23
     half = arith.shrsi(n, ic(1))
 
     def two_to(e):
-        return arith.bitcast(w, arith.shli(arith.addi(e, ic(127)), ic(23)))
+        return arith.bitcast(F32.builtin_type(), arith.shli(arith.addi(e, ic(127)), ic(23)))
     return arith.mulf(arith.mulf(p, two_to(half)), two_to(arith.subi(n, half)))
+
+
+_math_exp = _nan_through(math.exp)
 
 
 def _exp(x):
     """exp of a float value: F32 on the CPU by `_exp_f32`, the rest by math.exp."""
     if options().on_cpu and x.type == F32.builtin_type():
         return _exp_f32(x)
-    return _nan_through(math.exp)(x)
+    return _math_exp(x)
 
 
 for _name, _f, _cx, _wide in (("cos", math.cos, complex_d.cos, True), ("sin", math.sin, complex_d.sin, True),
@@ -360,10 +358,7 @@ def _tanh_f32(x):
     the rest): the odd polynomial above below 0.625, 1 - 2 / (exp(2a) + 1) up to 9.5, then
     1; the sign copied back.  The F64 route of `_widened` cost 10x more: the element-wise
     benchmark tanh(a*b+c)*exp(-a) on f32[4M] took 100-220 ms instead of 13-16 ms."""
-    w = F32.builtin_type()
-
-    def c(val):
-        return arith.constant(w, ir.FloatAttr.get(w, val))
+    def c(val): return _c(F32, val)
     a = math.absf(x)
     z = arith.mulf(a, a)
     p = c(_TANH_P[-1])
