@@ -97,6 +97,8 @@ COMPLEX = (C64, C128)
 _BY_NAME = {t.name: t for t in ALL_TYPES}
 _BY_MLIR = {t.mlir: t for t in ALL_TYPES}
 _BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
+#: longest spelling first (`i16` before `i1`), for Shape.parse
+_BY_LENGTH = sorted(ALL_TYPES, key=lambda t: -len(t.mlir))
 
 
 def element_type(x) -> ElementType:
@@ -255,6 +257,21 @@ class Shape:
             return Shape(from_mlir_element(rt.element_type), rt.shape)
         raise TypeError(f"not an xla shape: {s}")
 
+    @staticmethod
+    def parse(text: str) -> "Shape":
+        """The Shape of a type as `mlir_str` (and MLIR's printer) writes it, read without the
+        MLIR bindings: an executable's signature is read on the run side, where only IREE's
+        runtime may be installed.  TypeError on any other text."""
+        shape = _SHAPES.get(text)
+        if shape is None:
+            shape, end = _parse_shape(text.strip(), 0)
+            if end != len(text.strip()):
+                raise TypeError(f"not an xla shape: {text}")
+            if len(_SHAPES) >= _MAX_SHAPES:
+                _SHAPES.clear()
+            _SHAPES[text] = shape
+        return shape
+
     # -- value semantics ----------------------------------------------------------------
     def _key(self):
         if self.is_tuple:
@@ -277,6 +294,40 @@ class Shape:
         return f"{self.element_type.name}[{','.join(map(str, self.dims))}]"
 
     __str__ = __repr__
+
+
+def _parse_shape(text: str, i: int) -> tuple["Shape", int]:
+    """(the shape starting at text[i], the index past it) for Shape.parse."""
+    if text.startswith("!xla.token", i):
+        return Shape.token(), i + len("!xla.token")
+    if text.startswith("tuple<", i):
+        i += len("tuple<")
+        parts = []
+        while not text.startswith(">", i):
+            if parts:
+                if not text.startswith(",", i):
+                    raise TypeError(f"not an xla shape: {text}")
+                i += 1
+                while text.startswith(" ", i):
+                    i += 1
+            part, i = _parse_shape(text, i)
+            parts.append(part)
+        return Shape.tuple(parts), i + 1
+    if text.startswith("tensor<", i):
+        i += len("tensor<")
+        dims = []
+        while True:
+            j = i
+            while j < len(text) and text[j].isdigit():
+                j += 1
+            if j == i or not text.startswith("x", j):
+                break
+            dims.append(int(text[i:j]))
+            i = j + 1
+        for et in _BY_LENGTH:
+            if text.startswith(et.mlir + ">", i):
+                return Shape(et, dims), i + len(et.mlir) + 1
+    raise TypeError(f"not an xla shape: {text}")
 
 
 def shape_of_array(a: np.ndarray) -> Shape:

@@ -16,7 +16,7 @@ from xlair.lowering.cost import CONTRACTIONS, DATA_TILING_WORK, heaviest_work
 from xlair.lowering.device_loops import STACK_ATTR
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
-from . import cpus, packing
+from . import cpus, packed_entry, packing
 from .artifacts import cache_dir, cache_get, cache_put, iree_version, is_sealed, seal  # noqa: F401
 from .computation import Computation
 from .device import IMPORT_BYTES, layout
@@ -42,7 +42,7 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
     assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT: the runtime passes arrays aligned so
     without a copy), `packed` the run [first, count] of argument leaves its entry point
     `main_packed` takes packed, and where it returns leaves of that run's shapes packed
-    (xlair.packing.out_run), [first, count, out_first]."""
+    (xlair.packed_entry.out_run), [first, count, out_first]."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -76,9 +76,9 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     if pack is not None:
         first, count = pack
         run = tuple(comp.program_shape.params[first:first + count])
-        out_first = packing.out_run(comp, first, count) if 0 <= first and first + count <= len(
+        out_first = packed_entry.out_run(comp, first, count) if 0 <= first and first + count <= len(
             comp.program_shape.params) else None
-        src = packing.packed_computation(comp, first, count, out_first)
+        src = packed_entry.packed_computation(comp, first, count, out_first)
     with lock, context():
         module = ir.Module.parse(src.to_text(debug_info=True))
         work = heaviest_work(module)
@@ -105,7 +105,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
             if written is not None:     # (the run's leaves are copies: never written)
                 written = [w if w < first else w - n_groups + count for w in written
                            if not first <= w < first + n_groups]
-            packing.add_leaf_entry(module, run, first, out_first)
+            packed_entry.add_leaf_entry(module, run, first, out_first)
             main = _main(module)
         attrs = module.operation.attributes
         stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None

@@ -18,6 +18,7 @@ import platform
 import re
 
 from xlair.dialect.checks import XlaError
+from xlair.dialect.ir import compiler_present
 
 from .artifacts import cache_dir, elf_machines, iree_version, write_atomic
 
@@ -177,8 +178,47 @@ def resolve(flags: tuple) -> Needs:
 
 
 def host() -> Needs:
-    """This machine's CPU as LLVM sees it (IREE's `host`): the features it has."""
+    """This machine's CPU as LLVM sees it (IREE's `host`): the features it has.  Where only
+    IREE's runtime is installed (a deployment), as Linux's /proc/cpuinfo names them instead
+    (host_from_cpuinfo)."""
+    if not compiler_present():
+        return host_from_cpuinfo()
     return resolve((f"{CPU_FLAG}=host",))
+
+
+#: LLVM's name of a CPU feature -> the name of the flag in /proc/cpuinfo that says the CPU has
+#: it, where the two differ (x86 and aarch64 Linux); the others have the same name in both
+_CPUINFO_NAMES = {
+    "64bit": "lm", "x87": "fpu", "sse3": "pni", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "crc32": "sse4_2",
+    "pclmul": "pclmulqdq", "lzcnt": "abm", "sahf": "lahf_lm", "prfchw": "3dnowprefetch", "bmi": "bmi1",
+    "sha": "sha_ni", "evex512": "avx512f", "avx512bf16": "avx512_bf16", "avx512bitalg": "avx512_bitalg",
+    "avx512vbmi2": "avx512_vbmi2", "avx512vnni": "avx512_vnni", "avx512vp2intersect": "avx512_vp2intersect",
+    "avx512vpopcntdq": "avx512_vpopcntdq", "avx512fp16": "avx512_fp16", "avxvnni": "avx_vnni",
+    "avxifma": "avx_ifma", "avxvnniint8": "avx_vnni_int8", "avxneconvert": "avx_ne_convert",
+    "amx-bf16": "amx_bf16", "amx-int8": "amx_int8", "amx-tile": "amx_tile", "amx-fp16": "amx_fp16",
+    # aarch64
+    "neon": "asimd", "fp-armv8": "fp", "dotprod": "asimddp", "fullfp16": "fphp", "rdm": "asimdrdm",
+    "lse": "atomics", "rcpc": "lrcpc", "crypto": "aes",
+}
+
+
+def host_from_cpuinfo() -> Needs:
+    """This machine's CPU features from /proc/cpuinfo, by LLVM's names (_CPUINFO_NAMES): every
+    LLVM feature whose flag Linux reports.  On x86-64 it holds every feature of IREE's `host`
+    resolution (tests/tools/test_cpus.py checks it against the compiler's probe)."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k.strip() in ("flags", "Features"):
+                    flags.update(v.split())
+                    break
+    except OSError:
+        pass
+    feats = {f for f in flags if f not in _SYSTEM}
+    feats.update(llvm for llvm, linux in _CPUINFO_NAMES.items() if linux in flags)
+    return Needs(f"{host_arch()}-unknown-linux", "host", tuple(sorted(feats)))
 
 
 # ----------------------------------------------------------------------------------------

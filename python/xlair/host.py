@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlair.dialect.checks import Check
+from xlair.dialect.checks import Check, XlaError
 from xlair.dialect.core import lookup
-from xlair.dialect.ir import context, ir, lock
+from xlair.dialect.ir import MISSING_COMPILER, compiler_present, context, ir, lock
 
 from .device import from_device, host_array, iree_runtime, to_device
 # the host state the calls act on (xlair.effects), also reachable here as before
@@ -131,6 +131,10 @@ def _reducer(comp):
             return ufunc(a, b)
         reduce.kind = comp
         return reduce
+    if not compiler_present():
+        raise XlaError(f"'xla.all_reduce' computation is not one the run side reduces with numpy "
+                       f"({', '.join(NUMPY_REDUCERS)}) and the host interprets it with MLIR: {MISSING_COMPILER}; "
+                       f"got the computation {comp[:200]!r}")
     with lock, context():
         module = ir.Module.parse(comp)
     interp = _Interp(module)

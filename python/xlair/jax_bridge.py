@@ -22,7 +22,7 @@ import numpy as np
 
 from xlair.dialect.checks import XlaError
 
-from . import arrays as _arrays, packing
+from . import arrays as _arrays, packed_entry
 from .arrays import Array, pack_run
 from .artifacts import cache_get, cache_put
 from .compile import compile_vmfb, loop_fallbacks, text_key
@@ -139,7 +139,7 @@ class Jitted:
         """The cache entry of a signature (under self._lock): [executable, leaf dtypes (_KEY
         for a typed PRNG key), output tree, direct, the count of packs made when its leaves
         were last looked at, the runs of packed leaves it was compiled for, or None for a
-        program not worth packing (packing.worth), and None for a program without typed PRNG
+        program not worth packing (packed_entry.worth), and None for a program without typed PRNG
         keys, else its _Keys].
         A new `xla.device_put` pytree since then (arrays.packs_made) is looked for among the
         leaves: a run of leaves that are one pack, not yet compiled for, compiles the program
@@ -167,7 +167,7 @@ class Jitted:
         if lowered.out_tree.num_leaves == 0:
             raise XlaError(f"{self.__name__} returns no array; an XLA computation returns one or more")
         exe = compile_text(lowered.as_text(), self.__name__, self.target, pack, self.compile_options)
-        light = exe.work is not None and exe.work <= packing.MAX_WORK
+        light = exe.work is not None and exe.work <= packed_entry.MAX_WORK
         avals = jax.tree_util.tree_leaves(lowered.in_avals)
         dtypes = [_KEY if is_prng_key(a.dtype) else np.dtype(a.dtype) for a in avals]
         outs = jax.tree_util.tree_leaves(lowered.out_info)
@@ -282,7 +282,7 @@ class _Keys:
 def compile_text(text: str, name: str, target: str, pack, options: dict):
     """The executable of a StableHLO module's text (named `name`), compiled with `options`
     (xlair.compile's), also taking the argument leaves of `pack` packed when the program is
-    light enough (packing.worth).  Its artifact is also kept under the hash of the text (with
+    light enough (packed_entry.worth).  Its artifact is also kept under the hash of the text (with
     the target, the CPU, the options and xlair's source): a new process or a new `xlair.jit`
     finds it without importing the module, which took 3 s for a 2,900-op training step while
     JAX lowered it in well under one (the import builds every op through its shape rule)."""
@@ -299,13 +299,13 @@ def compile_text(text: str, name: str, target: str, pack, options: dict):
     key = text_key(text, name, tgt, options, pack) if options.get("cache", True) else None
     vmfb = cache_get(key) if key else None
     if vmfb is None:
-        if pack is not None and "pack" not in options and packing.worth(computation()):
+        if pack is not None and "pack" not in options and packed_entry.worth(computation()):
             options["pack"] = pack
         vmfb = compile_vmfb(computation(), tgt.name, **options)
         if key:
             cache_put(key, vmfb)
     exe = Executable(vmfb, target)
-    if pack is not None and "pack" not in options and exe.work is not None and exe.work <= packing.MAX_WORK:
+    if pack is not None and "pack" not in options and exe.work is not None and exe.work <= packed_entry.MAX_WORK:
         options["pack"] = pack          # (found in the cache: packed when light, as when compiled)
     exe._fallbacks = loop_fallbacks(computation, tgt.name, **options)
     return exe

@@ -8,7 +8,6 @@ from typing import Sequence
 import numpy as np
 
 from xlair.dialect.checks import XlaError, show
-from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape, element_type
 
 from .arrays import Array
@@ -24,9 +23,8 @@ def is_prng_key(dtype) -> bool:
 
 
 def parse_shape(text: str) -> Shape:
-    """The Shape of a type as a signature writes it (`Shape.mlir_str`)."""
-    with lock, context():
-        return Shape.from_mlir(ir.Type.parse(text))
+    """The Shape of a type as a signature writes it (`Shape.mlir_str`), read without MLIR."""
+    return Shape.parse(text)
 
 
 def check_args(shapes: Sequence[Shape], args: Sequence, who: str, arrays: bool = False) -> list:

@@ -90,6 +90,18 @@ def test_host_is_this_machine():
             assert (linux in flags) == (llvm in h.features), (linux, h.cpu)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the check of /proc/cpuinfo's names against the compiler's probe is written for x86-64 Linux")
+def test_cpuinfo_names_every_feature_the_compiler_sees():
+    """Where only the runtime is installed, the CPU's features come from /proc/cpuinfo by LLVM's
+    names (cpus.host_from_cpuinfo): they hold every feature IREE's `host` resolution (the
+    compiler's probe) finds, so an artifact compiled with cpu='host' here loads there too."""
+    probe, cpuinfo = cpus.resolve((f"{cpus.CPU_FLAG}=host",)), cpus.host_from_cpuinfo()
+    assert cpuinfo.arch == probe.arch
+    assert not set(probe.features) - set(cpuinfo.features), sorted(set(probe.features) - set(cpuinfo.features))
+    assert "avx2" in cpuinfo.features and "sse4.2" in cpuinfo.features   # (every x86-64-v3 CPU)
+
+
 def test_artifact_records_triple_and_features(tmp_path):
     vmfb = compile_vmfb(_prog(), "cpu", cpu="x86-64-v3")
     need = _signature(vmfb)["cpu"]

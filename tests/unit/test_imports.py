@@ -232,7 +232,7 @@ def test_the_graph_is_read(graph):
     assert "xlair.computation" in g["xlair.builder"]                 # from .computation import ...
     assert "xlair.dialect.core" in g["xlair.computation"]            # from xlair.dialect.core import ...
     assert "xlair.values" in g["xlair.runtime"]                      # from .values import ...
-    assert "xlair.ops" in g["xlair"]                                 # from . import ops
+    assert "xlair.runtime" in g["xlair"]                             # from .runtime import ...
     assert "xlair" in g["xlair.tools.run"]                           # import xlair as xla
     assert any(e.where for e in edges)                               # imports inside functions
 
@@ -294,3 +294,53 @@ def test_cycles_are_found():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"d"}}
     assert sorted(cycles(g)) == [[["a", "b", "c", "a"]], [["e", "e"]]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+# ----------------------------------------------------------------------------------------
+# the run side (DESIGN.md rule 9): what loading and calling an artifact imports
+# ----------------------------------------------------------------------------------------
+#: the run side's entry points: `import xlair` (whose __init__ imports the compile side's names
+#: only when they are read) and xlair-run
+RUN_SIDE = ("xlair", "xlair.tools.run")
+#: modules of the compile side: the lowering, compiling, building and importing programs
+COMPILE_SIDE = ("xlair.lowering", "xlair.compile", "xlair.builder", "xlair.ops", "xlair._opgen",
+                "xlair.packed_entry", "xlair.stablehlo", "xlair.jax_bridge", "xlair.tools.compile",
+                "xlair.tools.opt")
+#: imports of the compile side a run-side module makes on purpose, inside the function that
+#: needs it (where only the runtime is installed, that use is an XlaError naming the package)
+ON_PURPOSE = {("xlair.tools.run", "xlair.tools.compile"): "xlair-run of a .mlir program compiles it"}
+
+
+def _closure(graph, roots, skip=()) -> dict[str, str]:
+    """Every module the roots import, directly or not (leaving out the edges `skip`): module ->
+    the module that imports it."""
+    seen, todo = {r: "" for r in roots}, deque(roots)
+    while todo:
+        m = todo.popleft()
+        for d in sorted(graph.get(m, ())):
+            if d not in seen and (m, d) not in skip:
+                seen[d] = m
+                todo.append(d)
+    return seen
+
+
+def test_the_run_side_imports_nothing_of_the_compile_side(graph):
+    """The modules `import xlair` and xlair-run import, at module level or inside functions,
+    are none of the compile side's (tests/e2e/test_run_side.py runs them with iree.compiler
+    made unimportable; this says which import broke the boundary)."""
+    g, _ = graph
+    reach = _closure(g, RUN_SIDE, ON_PURPOSE)
+    bad = sorted(m for m in reach if any(m == c or m.startswith(c + ".") for c in COMPILE_SIDE))
+
+    def chain(m):
+        out = [m]
+        while reach[out[-1]]:
+            out.append(reach[out[-1]])
+        return " <- ".join(out)
+    assert not bad, "the run side imports the compile side: " + "; ".join(chain(m) for m in bad)
+
+
+def test_the_boundary_check_sees_a_compile_side_import():
+    """The closure above follows imports inside functions too (so the check can fail)."""
+    g = {"xlair": {"xlair.runtime"}, "xlair.runtime": {"xlair.x"}, "xlair.x": {"xlair.compile"}}
+    assert "xlair.compile" in _closure(g, ["xlair"])

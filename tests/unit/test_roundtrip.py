@@ -142,3 +142,26 @@ def test_nested_tuples_and_regions_round_trip():
 def test_bad_text_raises_xla_error(text, message):
     with pytest.raises(xla.XlaError, match=message):
         xla.Computation.from_text(text)
+
+
+@pytest.mark.parametrize("dims", [(), (0,), (3,), (2, 1, 4)])
+def test_shapes_read_without_mlir_as_mlir_reads_them(dims):
+    """Shape.parse (the run side's reader of signatures, no MLIR) against MLIR's type parser, for
+    every element type, tuples (nested, empty) and the token."""
+    from xlair.dialect.types import ALL_TYPES, Shape
+    shapes = [Shape(et, dims) for et in ALL_TYPES]
+    shapes += [Shape.tuple(shapes[:3]), Shape.tuple([Shape.tuple([shapes[0]]), Shape.token()]),
+               Shape.tuple([]), Shape.token()]
+    for s in shapes:
+        text = s.mlir_str()
+        with lock, context():
+            ref = Shape.from_mlir(ir.Type.parse(text))
+        assert Shape.parse(text) == ref == s, text
+
+
+@pytest.mark.parametrize("text", ["tensor<2x3xf33>", "tensor<2x?xf32>", "tuple<tensor<f32>", "tensor<2x3xf32>>",
+                                  "memref<2xf32>", ""])
+def test_shape_parse_refuses_other_text(text):
+    from xlair.dialect.types import Shape
+    with pytest.raises(TypeError):
+        Shape.parse(text)
