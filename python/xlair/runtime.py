@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from operator import is_
 import os
@@ -14,7 +15,7 @@ from xlair.dialect.checks import XlaError
 from xlair.dialect.types import Shape, element_type
 
 from . import cpus, effects, host
-from .artifacts import cache_dir, is_sealed
+from .artifacts import cache_read, cache_write, is_sealed
 from .arrays import Array, Pack
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
@@ -600,14 +601,14 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
     small and hold no tokens, and the program has no side effects: an Infeed would wait); the child's death by a signal, or a hang while loading, is an
     XlaError.  A trial run that does not finish is inconclusive (a program may loop on zeros).
     Artifacts that pass are remembered by content hash (in this process and in the compile
-    cache directory), so loading the same file again costs nothing."""
-    import hashlib
+    cache directory, whose markers are read only as its artifacts are: artifacts.cache_read),
+    so loading the same file again costs nothing."""
     import subprocess
     import sys
     import tempfile
     key = hashlib.sha256(data).hexdigest()
-    marker = cache_dir() / "vetted" / key
-    if key in _VETTED or marker.exists():
+    marker = f"vetted/{key}"
+    if key in _VETTED or cache_read(marker) is not None:
         return
     try:
         name = find_target(target or artifact_target(data) or "cpu").name
@@ -630,11 +631,7 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
                        f"{path} is corrupt or not made for this machine")
     if r.returncode == 0:
         _VETTED.add(key)
-        try:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.touch()
-        except OSError:
-            pass
+        cache_write(marker, b"")
     # any other failure: the in-process load below raises the XlaError with IREE's message
 
 
