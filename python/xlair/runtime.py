@@ -557,9 +557,15 @@ except ImportError:   # numpy < 2
     _byte_bounds = np.byte_bounds
 
 
-def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True) -> Executable:
+def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True,
+         expected_sha256: str | None = None) -> Executable:
     """Load a `.vmfb` written by `Executable.save` or `xlair-compile`.  The artifact carries its
     signature and the kind of device code it holds, so `target` may be left out.
+
+    An artifact is code: a CPU artifact's runs in this process.  `expected_sha256` (the hex
+    digest of the whole file, as `sha256sum` prints it) pins the artifact to the one its
+    author built: any other is an `XlaError` before IREE sees its bytes.  (The seal below is a
+    digest anyone can compute: it tells damage, not authorship.)
 
     xlair's artifacts end in their sha256 (see `xlair.artifacts.seal`): a mismatch is an
     `XlaError`.  Corrupt device code can crash IREE's ELF loader (a segfault, measured with
@@ -572,12 +578,25 @@ def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = 
             data = f.read()
     except OSError as e:
         raise XlaError(f"cannot read {path}: {e}") from None
+    if expected_sha256 is not None:
+        _check_sha256(data, expected_sha256, path)
     sealed = is_sealed(data)
     if sealed is False:
         raise XlaError(f"{path} is corrupt: its sha256 does not match the digest xlair wrote at its end")
     if sealed is None and isolate:
         _vet(data, path, target)
     return Executable(data, target)
+
+
+def _check_sha256(data: bytes, expected, path) -> None:
+    want = expected.strip().lower() if isinstance(expected, str) else expected
+    if not (isinstance(want, str) and len(want) == 64 and all(c in "0123456789abcdef" for c in want)):
+        raise XlaError(f"xla.load expected_sha256 must be a sha256 digest of 64 hexadecimal digits; got {expected!r}",
+                       op="xla.load", param="expected_sha256")
+    got = hashlib.sha256(data).hexdigest()
+    if got != want:
+        raise XlaError(f"xla.load expected_sha256 {want} must be the sha256 of {path} (an artifact is code: "
+                       f"not loaded); got {got}", op="xla.load", param="expected_sha256")
 
 
 _VETTED: set[str] = set()

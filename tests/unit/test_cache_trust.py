@@ -1,6 +1,7 @@
 """Whom the compile cache trusts (README "Trust", xlair/artifacts.py): a CPU artifact is machine
 code that runs in the process loading it, so the cache is read only where nobody but its owner
-(or root) could have written it, or, with a key, only entries whose HMAC verifies.  Every planted entry here is a correctly sealed artifact of
+(or root) could have written it, or, with a key, only entries whose HMAC verifies; `xla.load`
+pins an artifact by its sha256.  Every planted entry here is a correctly sealed artifact of
 another program (x + 100 where x + 1 is asked for), so a test that read it would see 100s."""
 import hashlib
 import importlib
@@ -279,6 +280,23 @@ def test_planted_cpus_entry_and_vetted_marker(tmp_path, monkeypatch):
     os.chmod(d, 0o777)
     runtime._vet(data, "p.vmfb", "cpu")
     assert len(runs) == 1
+
+
+def test_load_expected_sha256(tmp_path):
+    """xla.load(expected_sha256=...) loads the artifact whose sha256 (sha256sum's hex) it is
+    and refuses any other, naming the digest found."""
+    p = tmp_path / "step.vmfb"
+    xla.compile(add(1)).save(p)
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    np.testing.assert_array_equal(xla.load(p, expected_sha256=digest.upper())(X), X + 1)
+    wrong = hashlib.sha256(b"another artifact").hexdigest()
+    with pytest.raises(xla.XlaError, match=rf"xla.load expected_sha256 {wrong} must be the sha256 of {p} .*; "
+                                           rf"got {digest}$") as e:
+        xla.load(p, expected_sha256=wrong)
+    assert e.value.op == "xla.load" and e.value.param == "expected_sha256"
+    with pytest.raises(xla.XlaError, match=r"expected_sha256 must be a sha256 digest of 64 hexadecimal digits; "
+                                           r"got 'abc'"):
+        xla.load(p, expected_sha256="abc")
 
 
 _READ_ONLY = r"""
