@@ -1,5 +1,6 @@
 """Artifacts on disk, a leaf module: xlair's seal on a `.vmfb`, the compile cache directory and
-its entries, and the machine code an artifact embeds (the ELF machine of its CPU executables)."""
+its entries (and whom it trusts: `distrust`, `cache_read`), and the machine code an artifact
+embeds (the ELF machine of its CPU executables)."""
 from __future__ import annotations
 
 import hashlib
@@ -127,12 +128,13 @@ def _mac(key: bytes, name: str, data: bytes) -> bytes:
     return h.digest()
 
 
-def _makedirs(d: pathlib.Path, mode: int) -> None:
-    """`d` and its missing parents made with `mode` (less the umask, which only takes bits away)."""
+def _makedirs(d: pathlib.Path) -> None:
+    """`d` and its missing parents made 0o755 (less the umask, which only takes bits away): never
+    writable by group or others, whatever the umask."""
     if not d.parent.exists() and d.parent != d:
-        _makedirs(d.parent, 0o755)
+        _makedirs(d.parent)
     try:
-        os.mkdir(d, mode)
+        os.mkdir(d, 0o755)
     except FileExistsError:
         pass
 
@@ -151,7 +153,7 @@ def _dirs(root: pathlib.Path, name: str, keyed: bool, create: bool) -> bool:
             if not create:
                 return False
             try:
-                _makedirs(d, 0o755)
+                _makedirs(d)
                 if group:
                     os.chmod(d, 0o755 | group)
                 st = os.stat(d)
@@ -273,7 +275,7 @@ def write_atomic(path: pathlib.Path, data: bytes, mode: int = 0o600) -> None:
     """Write through a temporary file and a rename: readers see the old file or the new one,
     whole.  A cache that cannot be written is no error (the next run recomputes)."""
     try:
-        _makedirs(path.parent, 0o755)
+        _makedirs(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             if mode != 0o600:                      # (mkstemp's)
