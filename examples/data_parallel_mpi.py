@@ -5,6 +5,9 @@ gradients, then the same Adam update on every rank.
 
     mpirun -n 2 python examples/data_parallel_mpi.py     # 1 replica per MPI rank
     python examples/data_parallel_mpi.py                 # one process, the whole batch
+    mpirun --hostfile hosts -n 4 -x XLAIR_CACHE_DIR=/shared/xlair-cache \
+        -x XLAIR_CACHE_KEY_FILE=$HOME/.xlair-cache-key python examples/data_parallel_mpi.py
+                                                         # machines sharing a keyed compile cache (README)
 
 Every rank prints its loss curve beside the one-process curve (the same steps on the whole
 batch, through xlair.jit), and `ok` when they agree: the mean of the shards' mean gradients is

@@ -3,6 +3,7 @@ on numpy inputs and print or save its results.
 
     xlair-run prog.mlir 2.0 x.npy "[1, 2, 3]"          # inputs: .npy files or literals
     xlair-run prog.vmfb --input=x.npy --input=4xf32=1,2,3,4 -o out.npy
+    xlair-run prog.vmfb --sha256=$(cat prog.vmfb.sha256) x.npy   # only that artifact
     xlair-run prog.mlir --target=vulkan x.npy
     xlair-run prog.mlir x.npy --benchmark 100           # median time of 100 calls
     xlair-run prog.mlir x.npy --interpret               # the numpy reference interpreter
@@ -58,6 +59,8 @@ def parser() -> argparse.ArgumentParser:
                     help="after one checked call, time N calls and print the median")
     ap.add_argument("--interpret", action="store_true", help="run the numpy reference interpreter (.mlir only)")
     ap.add_argument("--no-cache", action="store_true", help="do not use the on-disk compile cache")
+    ap.add_argument("--sha256", metavar="DIGEST", help="refuse a .vmfb whose sha256 (as sha256sum prints it) is "
+                                                       "not DIGEST: an artifact is code, load only one you trust")
     return ap
 
 
@@ -181,8 +184,10 @@ def _program(args):
             raise UsageError("--interpret needs the .mlir computation, not a .vmfb")
         if args.arch:
             raise UsageError("--arch applies when compiling a .mlir; a .vmfb is already compiled")
-        exe = xla.load(path, target=args.target)
+        exe = xla.load(path, target=args.target, expected_sha256=args.sha256)
         return _replicated(exe, exe.replicas), exe.parameter_shapes, exe.result_shape, exe.replicas
+    if args.sha256 is not None:
+        raise UsageError("--sha256 checks a .vmfb artifact; a .mlir is compiled here")
     try:
         comp = read_computation(path)
     except CompileUsage as e:

@@ -1,12 +1,16 @@
 """Artifacts on disk, a leaf module: xlair's seal on a `.vmfb`, the compile cache directory and
-its entries, and the machine code an artifact embeds (the ELF machine of its CPU executables)."""
+its entries (and whom it trusts: `distrust`, `cache_read`), and the machine code an artifact
+embeds (the ELF machine of its CPU executables)."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pathlib
+import stat
 import tempfile
 import threading
+import warnings
 
 _SEAL = b"XLAIRSHA"
 
@@ -42,19 +46,198 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(d)
 
 
-def cache_get(key: str) -> bytes | None:
-    p = cache_dir() / f"{key}.vmfb"
+# ----------------------------------------------------------------------------------------
+# trust: a CPU artifact is machine code that runs in the process loading it, and a seal is a
+# digest anyone can compute, so the cache is read only where nobody but its owner could have
+# written it, or where each entry is authenticated by a key (README "Trust")
+# ----------------------------------------------------------------------------------------
+class UntrustedCacheWarning(UserWarning):
+    """The compile cache, or an entry of it, was passed over: someone else could have written it."""
+
+
+_MAC = b"XLAIRMAC"
+_WARNED: set = set()
+
+
+def _warn(where, rule: str, text: str) -> None:
+    """Warn once per (directory, rule broken): a cache passed over is a cache that compiles
+    every program again, which its user should hear about, once."""
+    if (str(where), rule) not in _WARNED:
+        _WARNED.add((str(where), rule))
+        warnings.warn(f"xlair: {text}", UntrustedCacheWarning, stacklevel=2)
+
+
+def cache_mac_key() -> bytes | None:
+    """The key that authenticates the cache's entries: $XLAIR_CACHE_KEY, else the contents of the
+    file $XLAIR_CACHE_KEY_FILE (leading and trailing white space left out), else None.  A key
+    file others may read or write is no secret: it is refused, with a warning, and the cache is
+    then read as one without a key."""
+    text = os.environ.get("XLAIR_CACHE_KEY")
+    if text:
+        return text.encode()
+    path = os.environ.get("XLAIR_CACHE_KEY_FILE")
+    if not path:
+        return None
     try:
-        data = p.read_bytes()
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            key = f.read().strip() if stat.S_ISREG(st.st_mode) else b""
+    except OSError as e:
+        _warn(path, "key", f"XLAIR_CACHE_KEY_FILE {path} cannot be read ({e.strerror}); the compile cache "
+                           f"is used without a key")
+        return None
+    if st.st_mode & 0o007:
+        _warn(path, "key", f"XLAIR_CACHE_KEY_FILE {path} gives others access (mode {oct(st.st_mode & 0o7777)}; "
+                           f"it must be readable only by its owner or group); the compile cache is used without a key")
+        return None
+    if not key:
+        _warn(path, "key", f"XLAIR_CACHE_KEY_FILE {path} holds no key; the compile cache is used without a key")
+        return None
+    return key
+
+
+def distrust(st: os.stat_result, keyed: bool) -> tuple[str, str] | None:
+    """Why a cache directory or entry with this status may hold what someone else wrote: (rule,
+    words), or None when it may not.  Without a key, it must be owned by this user or root and
+    not writable by group or others (as ssh's StrictModes asks of ~/.ssh); a sticky directory
+    (/tmp) is no exception, since where fs.protected_hardlinks is off anyone may link one of
+    this user's entries under the name of another.  With a key, every entry's MAC is checked,
+    so owners and group write do not matter; a directory anyone may write is still refused
+    unless it is sticky (anyone could delete or replace every entry: it is a mistake)."""
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is None:                 # (no owners to check: Windows)
+        return None
+    mode = st.st_mode
+    if keyed:
+        if stat.S_ISDIR(mode) and mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+            return "writable", f"is writable by anyone and not sticky (mode {oct(mode & 0o7777)})"
+        return None
+    if st.st_uid not in (uid, 0):
+        return "owner", f"is owned by uid {st.st_uid}, neither you (uid {uid}) nor root"
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "writable", (f"is writable by group or others (mode {oct(mode & 0o7777)}; a cache shared with "
+                            f"others needs a key: XLAIR_CACHE_KEY or XLAIR_CACHE_KEY_FILE)")
+    return None
+
+
+def _mac(key: bytes, name: str, data: bytes) -> bytes:
+    """HMAC-SHA256 of an entry's name (its path under the cache directory: the cache key) and
+    its bytes: an entry genuine under one name is refused under another."""
+    h = hmac.new(key, name.encode() + b"\0", hashlib.sha256)
+    h.update(data)
+    return h.digest()
+
+
+def _makedirs(d: pathlib.Path) -> None:
+    """`d` and its missing parents made 0o755 (less the umask, which only takes bits away): never
+    writable by group or others, whatever the umask."""
+    if not d.parent.exists() and d.parent != d:
+        _makedirs(d.parent)
+    try:
+        os.mkdir(d, 0o755)
+    except FileExistsError:
+        pass
+
+
+def _dirs(root: pathlib.Path, name: str, keyed: bool, create: bool) -> bool:
+    """Whether the cache directory and those under it that hold the entry `name` may be read
+    (`distrust`), warning where not; with `create`, those missing are made first: 0o755, and
+    with a key, the directories under the cache's own take its group's bits (a team's setgid
+    0o2775 cache gets subdirectories every member can write)."""
+    d, group = root, 0
+    for part in ("", *name.split("/")[:-1]):
+        d = d / part if part else d
+        try:
+            st = os.stat(d)
+        except FileNotFoundError:
+            if not create:
+                return False
+            try:
+                _makedirs(d)
+                if group:
+                    os.chmod(d, 0o755 | group)
+                st = os.stat(d)
+            except OSError:
+                return False
+        except OSError:
+            return False
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+        why = distrust(st, keyed)
+        if why is not None:
+            _warn(d, why[0], f"not using the compile cache {d}: it {why[1]}; its entries are computed again instead")
+            return False
+        if keyed and not part:
+            group = st.st_mode & 0o2070
+    return True
+
+
+def _read(name: str, key: bytes | None) -> bytes | None:
+    root = cache_dir()
+    if not _dirs(root, name, key is not None, create=False):
+        return None
+    path = root / name
+    try:        # (not through a link; a FIFO planted as an entry must not block the open)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
-    if not is_sealed(data):
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)                      # the file read, not the name: no race with a rename
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        why = distrust(st, False) if key is None else None
+        if why is not None:
+            _warn(path.parent, why[0], f"not using the compile cache {path.parent}: its entry {path.name} {why[1]}; "
+                                       f"its entries are computed again instead")
+            return None
+        data = f.read()
+    if key is None:
+        return data
+    if len(data) >= 40 and data.endswith(_MAC) and hmac.compare_digest(data[-40:-8], _mac(key, name, data[:-40])):
+        return data[:-40]
+    _warn(path.parent, "mac", f"not using the entry {path.name} of the compile cache {path.parent}: its MAC does not "
+                              f"verify with the cache key (written without it, with another key, or under another "
+                              f"name); it is computed again instead")
+    return None
+
+
+def cache_read(name: str) -> bytes | None:
+    """The bytes of the cache entry `name` (a path under `cache_dir()`, `/`-separated), or None
+    where it is absent or may hold what someone else wrote (`distrust`; with a key, where its
+    MAC does not verify).  Every reader of the cache comes through here: artifacts, the CPUs
+    IREE resolved (xlair.cpus), the artifacts a child process vetted (xlair.runtime)."""
+    return _read(name, cache_mac_key())
+
+
+def _write(name: str, data: bytes, key: bytes | None) -> None:
+    root = cache_dir()
+    if not _dirs(root, name, key is not None, create=True):
+        return                      # never write where it would not be read
+    if key is not None:             # (its group reads it: a team's shared cache)
+        write_atomic(root / name, data + _mac(key, name, data) + _MAC, 0o640)
+    else:
+        write_atomic(root / name, data)
+
+
+def cache_write(name: str, data: bytes) -> None:
+    """The cache entry `name` written (atomically), with its MAC where there is a key; nothing is
+    written where `cache_read` would not read it, and a cache that cannot be written (a
+    read-only file system) is no error."""
+    _write(name, data, cache_mac_key())
+
+
+def cache_get(key: str) -> bytes | None:
+    mac_key = cache_mac_key()
+    data = _read(f"{key}.vmfb", mac_key)
+    if data is None or not is_sealed(data):
         return None                                # truncated or corrupt: rebuilt by the caller
+    p = cache_dir() / f"{key}.vmfb"
     try:
         os.utime(p)                                # recently used (see prune_cache)
     except OSError:
         pass
-    _remember(data, p)
+    if mac_key is None:
+        _remember(data, p)
     return data
 
 
@@ -88,13 +271,15 @@ def prune_cache(limit: int, keep: int) -> int:
     return removed
 
 
-def write_atomic(path: pathlib.Path, data: bytes) -> None:
+def write_atomic(path: pathlib.Path, data: bytes, mode: int = 0o600) -> None:
     """Write through a temporary file and a rename: readers see the old file or the new one,
     whole.  A cache that cannot be written is no error (the next run recomputes)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _makedirs(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
+            if mode != 0o600:                      # (mkstemp's)
+                os.fchmod(fd, mode)
             f.write(data)
         os.replace(tmp, path)
     except OSError:
@@ -103,7 +288,9 @@ def write_atomic(path: pathlib.Path, data: bytes) -> None:
 
 #: the cache file this process last wrote or read each artifact as, by the artifact's digest
 #: (its seal): a later entry of the same bytes (xlair.jit keeps one artifact under three
-#: keys: the program's, the IREE input's, the StableHLO text's) is a hard link to it
+#: keys: the program's, the IREE input's, the StableHLO text's) is a hard link to it.  Not
+#: with a key: each name's file ends in its own MAC (it covers the name), so the three are
+#: three files.
 _FILES: dict[bytes, pathlib.Path] = {}
 _MAX_FILES = 256
 
@@ -135,6 +322,12 @@ def _link(src: pathlib.Path, path: pathlib.Path, data: bytes) -> bool:
 
 
 def cache_put(key: str, vmfb: bytes) -> None:
+    mac_key = cache_mac_key()
+    if mac_key is not None:
+        _write(f"{key}.vmfb", vmfb, mac_key)
+        return
+    if not _dirs(cache_dir(), f"{key}.vmfb", False, create=True):
+        return                      # never write where it would not be read
     path = cache_dir() / f"{key}.vmfb"
     marked = vmfb.endswith(_SEAL)       # (the digest is only a name here: _link compares the bytes)
     src = _FILES.get(vmfb[-40:-8]) if marked else None

@@ -20,7 +20,7 @@ import re
 from xlair.dialect.checks import XlaError
 from xlair.dialect.ir import compiler_present
 
-from .artifacts import cache_dir, elf_machines, iree_version, write_atomic
+from .artifacts import cache_read, cache_write, elf_machines, iree_version
 
 CPU_FLAG = "--iree-llvmcpu-target-cpu"
 
@@ -150,15 +150,18 @@ def resolve(flags: tuple) -> Needs:
     """What IREE makes of the CPU flags (`flags_for`): it compiles a one-op module as far as its
     executable target and reads the triple, CPU and features off it.  Remembered on disk under
     the compile cache (keyed by IREE's version and the flags, and for `host` by this machine's
-    CPU)."""
+    CPU), and read back only as the cache's artifacts are (artifacts.cache_read): a planted
+    answer would let `check_runnable` pass code this CPU cannot run."""
     flags = _chip_flags(flags)
     host = any(f == f"{CPU_FLAG}=host" for f in flags)
     key = hashlib.sha256("\0".join((iree_version(), *flags, _host_fingerprint() if host else "")).encode())
-    path = cache_dir() / "cpus" / f"{key.hexdigest()}.json"
-    try:
-        return Needs.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    name = f"cpus/{key.hexdigest()}.json"
+    data = cache_read(name)             # (None where absent, or where someone else could have written it)
+    if data is not None:
+        try:
+            return Needs.from_json(json.loads(data))
+        except (ValueError, KeyError, TypeError):
+            pass
     from iree.compiler import tools
     try:
         text = tools.compile_str(_PROBE, target_backends=["llvm-cpu"],
@@ -173,7 +176,7 @@ def resolve(flags: tuple) -> Needs:
     feats = sorted({f[1:] for f in fields.get("cpu_features", "").split(",")
                     if f.startswith("+") and f[1:] not in _SYSTEM})
     needs = Needs(fields["target_triple"], fields.get("cpu", "generic"), tuple(feats))
-    write_atomic(path, json.dumps(needs.to_json()).encode())
+    cache_write(name, json.dumps(needs.to_json()).encode())
     return needs
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from operator import is_
 import os
@@ -14,7 +15,7 @@ from xlair.dialect.checks import XlaError
 from xlair.dialect.types import Shape, element_type
 
 from . import cpus, effects, host
-from .artifacts import cache_dir, is_sealed
+from .artifacts import cache_read, cache_write, is_sealed
 from .arrays import Array, Pack
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
@@ -556,9 +557,15 @@ except ImportError:   # numpy < 2
     _byte_bounds = np.byte_bounds
 
 
-def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True) -> Executable:
+def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = True,
+         expected_sha256: str | None = None) -> Executable:
     """Load a `.vmfb` written by `Executable.save` or `xlair-compile`.  The artifact carries its
     signature and the kind of device code it holds, so `target` may be left out.
+
+    An artifact is code: a CPU artifact's runs in this process.  `expected_sha256` (the hex
+    digest of the whole file, as `sha256sum` prints it) pins the artifact to the one its
+    author built: any other is an `XlaError` before IREE sees its bytes.  (The seal below is a
+    digest anyone can compute: it tells damage, not authorship.)
 
     xlair's artifacts end in their sha256 (see `xlair.artifacts.seal`): a mismatch is an
     `XlaError`.  Corrupt device code can crash IREE's ELF loader (a segfault, measured with
@@ -571,12 +578,25 @@ def load(path: str | os.PathLike, target: str | None = None, *, isolate: bool = 
             data = f.read()
     except OSError as e:
         raise XlaError(f"cannot read {path}: {e}") from None
+    if expected_sha256 is not None:
+        _check_sha256(data, expected_sha256, path)
     sealed = is_sealed(data)
     if sealed is False:
         raise XlaError(f"{path} is corrupt: its sha256 does not match the digest xlair wrote at its end")
     if sealed is None and isolate:
         _vet(data, path, target)
     return Executable(data, target)
+
+
+def _check_sha256(data: bytes, expected, path) -> None:
+    want = expected.strip().lower() if isinstance(expected, str) else expected
+    if not (isinstance(want, str) and len(want) == 64 and all(c in "0123456789abcdef" for c in want)):
+        raise XlaError(f"xla.load expected_sha256 must be a sha256 digest of 64 hexadecimal digits; got {expected!r}",
+                       op="xla.load", param="expected_sha256")
+    got = hashlib.sha256(data).hexdigest()
+    if got != want:
+        raise XlaError(f"xla.load expected_sha256 {want} must be the sha256 of {path} (an artifact is code: "
+                       f"not loaded); got {got}", op="xla.load", param="expected_sha256")
 
 
 _VETTED: set[str] = set()
@@ -600,14 +620,14 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
     small and hold no tokens, and the program has no side effects: an Infeed would wait); the child's death by a signal, or a hang while loading, is an
     XlaError.  A trial run that does not finish is inconclusive (a program may loop on zeros).
     Artifacts that pass are remembered by content hash (in this process and in the compile
-    cache directory), so loading the same file again costs nothing."""
-    import hashlib
+    cache directory, whose markers are read only as its artifacts are: artifacts.cache_read),
+    so loading the same file again costs nothing."""
     import subprocess
     import sys
     import tempfile
     key = hashlib.sha256(data).hexdigest()
-    marker = cache_dir() / "vetted" / key
-    if key in _VETTED or marker.exists():
+    marker = f"vetted/{key}"
+    if key in _VETTED or cache_read(marker) is not None:
         return
     try:
         name = find_target(target or artifact_target(data) or "cpu").name
@@ -630,11 +650,7 @@ def _vet(data: bytes, path, target: str | None, timeout: float = 60.0) -> None:
                        f"{path} is corrupt or not made for this machine")
     if r.returncode == 0:
         _VETTED.add(key)
-        try:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.touch()
-        except OSError:
-            pass
+        cache_write(marker, b"")
     # any other failure: the in-process load below raises the XlaError with IREE's message
 
 

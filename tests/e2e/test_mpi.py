@@ -20,10 +20,13 @@ pytestmark = pytest.mark.skipif(MPIRUN is None or importlib.util.find_spec("mpi4
                                 reason="needs OpenMPI's mpirun and mpi4py (make system-deps; pip install mpi4py)")
 
 
-def _mpirun(n, script, timeout=400):
+def _mpirun(n, script, timeout=400, export=None):
+    """`mpirun -n n python script`; `export`: variables passed to every rank with `-x NAME=value`
+    (as on a cluster, where the ranks do not inherit this process's environment)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")])
-    r = subprocess.run([MPIRUN, "--oversubscribe", "--allow-run-as-root", "-n", str(n), sys.executable, str(script)],
+    xs = [a for k, v in (export or {}).items() for a in ("-x", f"{k}={v}")]
+    r = subprocess.run([MPIRUN, "--oversubscribe", "--allow-run-as-root", "-n", str(n), *xs, sys.executable, str(script)],
                        capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
     return r
 
@@ -56,12 +59,24 @@ def test_data_parallel_example_under_mpirun():
     assert ranks == [0, 1] and "MISMATCH" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
 
 
-def test_flax_data_parallel_example_under_mpirun():
+def test_flax_data_parallel_example_under_mpirun(tmp_path):
     """examples/data_parallel_mpi.py: the flax MLP with optax Adam, gradients averaged by an
-    AllReduce over 2 ranks, gives the loss curve of one process on the whole batch."""
-    r = _mpirun(2, ROOT / "examples" / "data_parallel_mpi.py", timeout=600)
+    AllReduce over 2 ranks, gives the loss curve of one process on the whole batch.  The ranks
+    share a keyed compile cache as README's cluster example has them: a team's directory
+    (setgid, group-writable), a key file readable by owner and group, both passed with -x;
+    every artifact the ranks keep there ends in its MAC, and no entry is refused."""
+    cache, key = tmp_path / "shared-cache", tmp_path / "cache-key"
+    cache.mkdir()
+    os.chmod(cache, 0o2775)
+    key.write_text(os.urandom(24).hex())
+    os.chmod(key, 0o640)
+    r = _mpirun(2, ROOT / "examples" / "data_parallel_mpi.py", timeout=600,
+                export={"XLAIR_CACHE_DIR": cache, "XLAIR_CACHE_KEY_FILE": key})
     ranks = sorted(int(k) for k in re.findall(r"rank (\d+) of 2: final loss .*? ok", r.stdout))
     assert ranks == [0, 1] and "MISMATCH" not in r.stdout, (r.stdout[-3000:], r.stderr[-3000:])
+    artifacts = list(cache.glob("*.vmfb"))
+    assert artifacts and all(p.read_bytes().endswith(b"XLAIRMAC") for p in artifacts)
+    assert list(cache.glob("cpus/*.json")) and "UntrustedCacheWarning" not in r.stderr, r.stderr[-3000:]
 
 
 def test_data_parallel_example_in_threads():

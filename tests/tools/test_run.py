@@ -1,5 +1,6 @@
 """xlair-run: .mlir or .vmfb, inputs from .npy files and literals, results printed or saved,
 --target, --replicas, --benchmark, --interpret; errors are diagnostics with exit status 1."""
+import hashlib
 import pathlib
 import re
 import subprocess
@@ -138,6 +139,23 @@ def test_replicas_of_an_artifact(capsys, tmp_path, axpy):
     assert rc == 1 and "compiled for 2 replica(s); --replicas says 1" in err
     rc, out, err = run_cli(capsys, vmfb, "--interpret")
     assert rc == 1 and "--interpret needs the .mlir" in err
+
+
+def test_sha256_pins_the_artifact(capsys, tmp_path, axpy):
+    """--sha256: the artifact runs when its sha256 (sha256sum's hex) is the one given, and is
+    refused, naming the digest found, when it is not; a .mlir has no artifact to pin."""
+    vmfb = tmp_path / "axpy.vmfb"
+    assert xc.main([str(axpy), "-o", str(vmfb)]) == 0
+    capsys.readouterr()
+    digest = hashlib.sha256(vmfb.read_bytes()).hexdigest()
+    rc, out, err = run_cli(capsys, vmfb, "2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", f"--sha256={digest}")
+    assert rc == 0 and out.startswith("result[0]: f32[4] = [ 3.,  6.,  9., 12.]\n"), err
+    other = hashlib.sha256(b"another artifact").hexdigest()
+    rc, out, err = run_cli(capsys, vmfb, "2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", "--sha256", other)
+    assert rc == 1 and out == "" and err.startswith(f"xlair-run: error: xla.load expected_sha256 {other} must be the "
+                                                    f"sha256 of {vmfb}") and err.rstrip().endswith(f"got {digest}"), err
+    rc, out, err = run_cli(capsys, axpy, "2", "[1, 2, 3, 4]", "[1, 1, 1, 1]", f"--sha256={digest}")
+    assert rc == 1 and "--sha256 checks a .vmfb artifact" in err, err
 
 
 def test_bad_program(capsys, tmp_path):
