@@ -11,7 +11,7 @@ JOBS   ?= auto
 # tests are skipped).  Installed before the venv, so that pip finds MPI.
 DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev
 
-.PHONY: demo test status fuzz bench bench-avx2 clean conformance system-deps
+.PHONY: demo test status fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -89,6 +89,19 @@ bench: $(STAMP)
 bench-avx2: $(STAMP)
 	$(PY) -c "import jax, flax, optax" 2>/dev/null || $(PY) -m pip install -q -e '.[bench,models]'
 	XLAIR_CPU=$(PORTABLE_CPU) XLA_FLAGS=--xla_cpu_max_isa=AVX2 $(PY) bench/bench.py -o bench/RESULTS-avx2.md
+
+# xlair on an NVIDIA GPU against XLA:GPU, in two steps (bench/bench_gpu.py): here, the CUDA
+# artifacts, the programs exported by jax.export, the inputs, jax.jit's CPU results and the
+# iree-base-runtime wheel for Python 3.12, into build/gpu-bench; then, on the GPU machine (its
+# python3 with jax[cuda]; no venv, nothing from a registry), `make bench-gpu` checks and times
+# them and writes bench/RESULTS-gpu.md.
+bench-gpu-artifacts: $(STAMP)
+	$(PY) -c "import jax, flax, optax, flatbuffers" 2>/dev/null || $(PY) -m pip install -q -e '.[bench,models]'
+	$(PY) bench/bench_gpu.py compile --out build/gpu-bench
+
+bench-gpu:
+	@test -f build/gpu-bench/manifest.json || { echo "bench-gpu: no build/gpu-bench: run 'make bench-gpu-artifacts' first (on any machine) and carry the folder"; exit 1; }
+	python3 bench/bench_gpu.py run --dir build/gpu-bench -o bench/RESULTS-gpu.md
 
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md

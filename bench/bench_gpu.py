@@ -1,0 +1,468 @@
+"""xlair on an NVIDIA GPU against XLA:GPU, in two steps, the way a user deploys (issue 39):
+
+    python bench/bench_gpu.py compile [--out build/gpu-bench]   # any machine with xlair's venv
+    python3 bench/bench_gpu.py run [--dir build/gpu-bench]      # a machine with an NVIDIA GPU
+
+`compile` (`make bench-gpu-artifacts`) writes into one folder, for every program of the
+real-program suite (tests/models/model_programs.py) and the GPU-sized workloads below:
+  - xlair's CUDA artifact (`<name>.vmfb`; for the Vulkan subset also `<name>.vulkan.vmfb`),
+  - the program exported by `jax.export` for CUDA (`<name>.jax`: XLA:GPU runs the very same
+    program there, without flax or optax),
+  - for the suite's programs their inputs (`<name>.in.npz`) and jax.jit's results on this CPU
+    (`<name>.want.npz`); the workloads' inputs are made there from a seed (tens of MB each),
+  - `manifest.json` (what was compiled, what failed and why, the versions), and `wheels/`: the
+    iree-base-runtime wheel for Python 3.12 (its Tracy build left out) and xlair's own wheel.
+
+`run` (`make bench-gpu`) installs the wheels where they are missing (no compiler: the run side
+needs only IREE's runtime), checks every xlair result (against jax.jit's CPU results for the
+suite, against XLA:GPU's for the workloads), times xlair and `jax.jit` of the exported program
+on the same GPU, numpy in and out and device-resident, and the cold load (the driver's PTX JIT),
+and writes `RESULTS-gpu.md` and `results.json` (into $OUT where that is set, and into the folder).
+bench/RESULTS-gpu.md is that file, copied from a run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import zipfile
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_DIR = ROOT / "build" / "gpu-bench"
+IREE_VERSION = "3.13.0"
+
+
+# ---------------------------------------------------------------------------------------------
+# the GPU-sized workloads: (name, what, input specs (shape, dtype), the function, check tolerance
+# of the relative error of norms against XLA:GPU's result)
+# ---------------------------------------------------------------------------------------------
+def _workloads():
+    import jax
+    import jax.numpy as jnp
+
+    def mlp(x, w1, w2):
+        return jax.nn.gelu(x @ w1) @ w2
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def attention(q, k, v):
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k) / np.float32(np.sqrt(q.shape[-1]))
+        return jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, axis=-1), v)
+
+    f32, bf16 = "float32", "bfloat16"
+    return [
+        ("matmul_f32_4096", "f32 4096^3 matmul, DEFAULT precision", [((4096, 4096), f32)] * 2,
+         lambda a, b: a @ b, 1e-2),
+        ("matmul_bf16_4096", "bf16 4096^3 matmul", [((4096, 4096), bf16)] * 2, lambda a, b: a @ b, 3e-2),
+        ("mlp_block_f32", "MLP block 8192x1024 -> 4096 -> 1024, gelu, f32",
+         [((8192, 1024), f32), ((1024, 4096), f32), ((4096, 1024), f32)], mlp, 1e-2),
+        ("conv3x3_f32", "conv 3x3 NHWC 32x56x56x64 -> 64, f32", [((32, 56, 56, 64), f32), ((3, 3, 64, 64), f32)],
+         conv, 1e-2),
+        ("attention_f32", "attention 16x8x512x64, f32", [((16, 8, 512, 64), f32)] * 3, attention, 1e-2),
+        ("softmax_f32", "softmax f32[8192,4096]", [((8192, 4096), f32)], lambda x: jax.nn.softmax(x, axis=-1), 1e-4),
+        ("elementwise_f32", "tanh(x)*y+exp(-x*x), 64M f32", [((8192, 8192), f32)] * 2,
+         lambda x, y: jnp.tanh(x) * y + jnp.exp(-x * x), 1e-5),
+        ("row_sums_f32", "row sums f32[16384,4096]", [((16384, 4096), f32)], lambda x: jnp.sum(x, axis=1), 1e-4),
+    ]
+
+
+def _inputs(specs, seed: int):
+    """The workload's inputs, made the same on both machines from a seed."""
+    import ml_dtypes
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, dtype in specs:
+        a = rng.standard_normal(shape, dtype=np.float32)
+        out.append(a.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else a)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the compile step
+# ---------------------------------------------------------------------------------------------
+def _flat(fn, args):
+    """`fn` as a function of its arguments' leaves returning its result's leaves (typed PRNG keys
+    as their data, both ways), and those leaves: what the artifact and the exported program
+    take and give on the GPU machine."""
+    import jax
+    from xlair.values import is_prng_key
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    impls = {i: jax.random.key_impl(x) for i, x in enumerate(leaves) if is_prng_key(getattr(x, "dtype", None))}
+
+    def flat(*xs):
+        xs = [jax.random.wrap_key_data(x, impl=impls[i]) if i in impls else x for i, x in enumerate(xs)]
+        out = jax.tree_util.tree_leaves(fn(*jax.tree_util.tree_unflatten(tree, xs)))
+        return [jax.random.key_data(o) if is_prng_key(o.dtype) else o for o in out]
+    return flat, _leaves(args)
+
+
+def _leaves(tree):
+    import jax
+    from xlair.values import is_prng_key
+    return [np.asarray(jax.random.key_data(x) if is_prng_key(getattr(x, "dtype", None)) else x)
+            for x in jax.tree_util.tree_leaves(tree)]
+
+
+#: the platform jax.export lowers for, by xlair's target (a CPU run of both steps checks the
+#: script itself: tests/tools/test_bench_gpu.py)
+JAX_PLATFORMS = {"cuda": "cuda", "rocm": "rocm", "cpu": "cpu"}
+
+
+def _export(fn, args, target: str) -> bytes:
+    import jax
+    return bytes(jax.export.export(jax.jit(fn), platforms=(JAX_PLATFORMS[target],))(*args).serialize())
+
+
+def _compile_one(out: pathlib.Path, name: str, fn, args, target: str, arch: str | None) -> tuple:
+    """xlair's artifact and the exported program of one program; what failed, said."""
+    import xlair as xla
+    from xlair.compile import compile_vmfb
+    rec: dict = {}
+    t = time.perf_counter()
+    try:
+        comp = xla.from_jax(fn, *args)
+        (out / f"{name}.vmfb").write_bytes(compile_vmfb(comp, target, arch=arch))
+        rec["xlair"] = f"{name}.vmfb"
+    except xla.XlaError as e:
+        rec["xlair_error"] = str(e)[:600]
+        comp = None
+    rec["compile_s"] = round(time.perf_counter() - t, 2)
+    try:
+        (out / f"{name}.jax").write_bytes(_export(fn, args, target))
+        rec["jax"] = f"{name}.jax"
+    except Exception as e:  # noqa: BLE001  (jax.export's own errors: a lowering it has not for CUDA)
+        rec["jax_error"] = f"{type(e).__name__}: {str(e)[:600]}"
+    return rec, comp
+
+
+def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | None, vulkan: bool,
+                 wheels: bool = True) -> None:
+    import jax
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    from model_programs import PROGRAMS
+    from xlair.compile import compile_vmfb
+    import xlair as xla
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {"target": target, "arch": arch, "programs": {}, "workloads": {},
+                "versions": _versions(jax=jax.__version__)}
+    for name in sorted(PROGRAMS):
+        if only and name not in only:
+            continue
+        prog = PROGRAMS[name]
+        fn, args = _flat(*prog.make())
+        rec, comp = _compile_one(out, name, fn, args, target, arch)
+        rec.update(rtol=prog.rtol, atol=prog.atol, kind=prog.kind, doc=prog.doc)
+        np.savez(out / f"{name}.in.npz", *args)
+        np.savez(out / f"{name}.want.npz", *_leaves(jax.jit(fn)(*args)))
+        if vulkan and prog.vulkan and comp is not None:
+            try:
+                (out / f"{name}.vulkan.vmfb").write_bytes(compile_vmfb(comp, "vulkan"))
+                rec["vulkan"] = f"{name}.vulkan.vmfb"
+            except xla.XlaError as e:
+                rec["vulkan_error"] = str(e)[:600]
+        manifest["programs"][name] = rec
+        print(f"{name}: {'ok' if 'xlair' in rec else rec.get('xlair_error', '')[:120]}", flush=True)
+    for seed, (name, doc, specs, fn, tol) in enumerate(_workloads()):
+        if only and name not in only:
+            continue
+        args = [jax.ShapeDtypeStruct(shape, np.dtype(dt) if dt != "bfloat16" else jax.numpy.bfloat16)
+                for shape, dt in specs]
+        rec, _ = _compile_one(out, name, fn, args, target, arch)
+        rec.update(doc=doc, specs=[[list(s), d] for s, d in specs], seed=seed, tol=tol)
+        manifest["workloads"][name] = rec
+        print(f"{name}: {'ok' if 'xlair' in rec else rec.get('xlair_error', '')[:120]}", flush=True)
+    if wheels:
+        _wheels(out / "wheels")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"wrote {out} ({size / 2**20:.1f} MiB)")
+
+
+def _versions(**more) -> dict:
+    v = dict(more)
+    try:
+        v["xlair_commit"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        v["xlair_commit"] = "unknown"
+    from xlair.artifacts import iree_version
+    v["iree_compiler"] = iree_version()
+    v["compiled_on"] = _cpu_name()
+    return v
+
+
+def _cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _wheels(where: pathlib.Path) -> None:
+    """iree-base-runtime for CPython 3.12 (the GPU machine's Python) without its Tracy build
+    (30 MB of a profiling runtime), and xlair's own wheel (pure Python)."""
+    where.mkdir(parents=True, exist_ok=True)
+    if not list(where.glob("iree_base_runtime-*.whl")):
+        tmp = where / "download"
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "--python-version", "3.12", "--implementation", "cp",
+                        "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux_2_17_x86_64",
+                        "-d", str(tmp), f"iree-base-runtime=={IREE_VERSION}"], check=True)
+        for whl in tmp.glob("*.whl"):
+            _strip(whl, where / whl.name, "iree/_runtime_libs_tracy/")
+            whl.unlink()
+        tmp.rmdir()
+    for old in where.glob("xlair-*.whl"):
+        old.unlink()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(where), str(ROOT)], check=True)
+
+
+def _strip(src: pathlib.Path, dst: pathlib.Path, prefix: str) -> None:
+    """A copy of a wheel without the files under `prefix` (and without their RECORD lines)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            if item.filename.startswith(prefix):
+                continue
+            data = zin.read(item.filename)
+            if item.filename.endswith(".dist-info/RECORD"):
+                data = b"".join(ln for ln in data.splitlines(keepends=True) if not ln.startswith(prefix.encode()))
+            zout.writestr(item, data)
+
+
+# ---------------------------------------------------------------------------------------------
+# the run step (the GPU machine: python3 with jax[cuda]; xlair's run side from the wheels)
+# ---------------------------------------------------------------------------------------------
+def _bootstrap(folder: pathlib.Path) -> None:
+    """xlair's run side and IREE's runtime importable: from the carried wheels where this Python
+    has neither (installed into a folder of their own, no index)."""
+    try:
+        import iree.runtime  # noqa: F401
+        import xlair  # noqa: F401
+        return
+    except ImportError:
+        pass
+    site = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "xlair-gpu-site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                    "--upgrade", "--target", str(site), *map(str, sorted((folder / "wheels").glob("*.whl")))],
+                   check=True)
+    sys.path.insert(0, str(site))
+
+
+def _median_time(call, budget: float = 0.4, most: int = 50) -> float:
+    """The median seconds of a call, after two warm-up calls, over at least 3 calls and as many
+    as fit in `budget` seconds (at most `most`)."""
+    call()
+    call()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 3 or (len(times) < most and time.perf_counter() - start < budget):
+        t = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _rel_err(got, want) -> float:
+    g, w = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30))
+
+
+def _gpu_info() -> dict:
+    info = {"python": platform.python_version()}
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30).stdout.strip()
+        info["gpu"] = q
+    except (OSError, subprocess.TimeoutExpired):
+        info["gpu"] = "unknown (no nvidia-smi)"
+    return info
+
+
+def _run_xlair(path, target, ins):
+    """(cold load + first call seconds, first results, numpy-in/out seconds, device-resident
+    seconds) of one artifact."""
+    import xlair as xla
+    t = time.perf_counter()
+    exe = xla.load(path, target=target)
+    first = exe(*ins)
+    cold = time.perf_counter() - t
+    first = list(first) if isinstance(first, tuple) else [first]
+    host = _median_time(lambda: [np.asarray(r) for r in _as_list(exe(*ins))])
+    dev_ins = [xla.device_put(a, target=target) for a in ins]
+    dev = _median_time(lambda: exe(*dev_ins))
+    return cold, [np.asarray(r) for r in first], host, dev
+
+
+def _as_list(r):
+    return list(r) if isinstance(r, tuple) else [r]
+
+
+def _run_jax(path, ins, target: str):
+    """(numpy-in/out seconds, device-resident seconds, results) of the exported program under
+    jax.jit on the target's device (XLA:GPU)."""
+    import jax
+    exp = jax.export.deserialize(bytearray(path.read_bytes()))
+    f = jax.jit(exp.call)
+    gpu = jax.devices("cpu" if target == "cpu" else "gpu")[0]
+    dev_ins = [jax.device_put(a, gpu) for a in ins]
+    out = f(*dev_ins)
+    jax.block_until_ready(out)
+    host = _median_time(lambda: [np.asarray(r) for r in jax.tree_util.tree_leaves(f(*ins))])
+    dev = _median_time(lambda: jax.block_until_ready(f(*dev_ins)))
+    return host, dev, [np.asarray(r) for r in jax.tree_util.tree_leaves(out)]
+
+
+def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
+    _bootstrap(folder)
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    from types import SimpleNamespace
+    from model_compare import mismatches
+    manifest = json.loads((folder / "manifest.json").read_text())
+    target = manifest["target"]
+    results = {"info": {**_gpu_info(), **manifest["versions"]}, "programs": {}, "workloads": {}}
+    import jax
+    import iree.runtime
+    results["info"]["jax_here"] = jax.__version__
+    results["info"]["iree_runtime"] = getattr(iree.runtime, "__version__", IREE_VERSION)
+    for section in ("programs", "workloads"):
+        for name, rec in manifest[section].items():
+            if only and name not in only:
+                continue
+            r: dict = {"doc": rec.get("doc", "")}
+            results[section][name] = r
+            if "xlair" not in rec:
+                r["status"] = "not compiled: " + rec.get("xlair_error", "")[:300]
+                print(f"{name}: {r['status'][:100]}", flush=True)
+                continue
+            if section == "programs":
+                ins = list(np.load(folder / f"{name}.in.npz").values())
+                want = list(np.load(folder / f"{name}.want.npz").values())
+            else:
+                ins = _inputs([(tuple(s), d) for s, d in rec["specs"]], rec["seed"])
+            try:
+                cold, got, host, dev = _run_xlair(folder / rec["xlair"], target, ins)
+                r.update(cold_s=cold, xlair_numpy_s=host, xlair_device_s=dev)
+            except Exception as e:  # noqa: BLE001  (IREE's runtime errors: the finding itself)
+                r["status"] = f"failed: {type(e).__name__}: {str(e)[:400]}"
+                print(f"{name}: {r['status'][:160]}", flush=True)
+                continue
+            if "jax" in rec:
+                try:
+                    jh, jd, jout = _run_jax(folder / rec["jax"], ins, target)
+                    r.update(jax_numpy_s=jh, jax_device_s=jd)
+                    if section == "workloads":
+                        want = jout
+                except Exception as e:  # noqa: BLE001
+                    r["jax_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+            if section == "programs":
+                bad = mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), got, want)
+            elif "jax_numpy_s" in r:
+                err = max(_rel_err(g, w) for g, w in zip(got, want))
+                r["rel_err"] = err
+                bad = [f"relative error {err:.2e} > {rec['tol']}"] if err > rec["tol"] else []
+            else:
+                bad = ["no XLA:GPU result to check against"]
+            r["status"] = "ok" if not bad else "mismatch: " + "; ".join(bad)[:400]
+            if vulkan and rec.get("vulkan"):
+                try:
+                    vcold, vgot, vhost, vdev = _run_xlair(folder / rec["vulkan"], "vulkan", ins)
+                    vbad = mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), vgot, want)
+                    r.update(vulkan_device_s=vdev, vulkan_status="ok" if not vbad else "mismatch: " + "; ".join(vbad)[:200])
+                except Exception as e:  # noqa: BLE001
+                    r["vulkan_status"] = f"failed: {type(e).__name__}: {str(e)[:200]}"
+            print(f"{name}: {r['status'][:100]} xlair {dev * 1e3:.3f} ms"
+                  + (f" / XLA:GPU {r['jax_device_s'] * 1e3:.3f} ms" if "jax_device_s" in r else ""), flush=True)
+    return results
+
+
+def _geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
+
+
+def report(results: dict) -> str:
+    info = results["info"]
+    lines = ["# xlair on an NVIDIA GPU against XLA:GPU", "",
+             "Written by `bench/bench_gpu.py run` (`make bench-gpu`) from artifacts compiled by "
+             "`bench/bench_gpu.py compile` (`make bench-gpu-artifacts`); not edited by hand.", "",
+             f"- GPU: {info.get('gpu')}",
+             f"- xlair {info.get('xlair_commit')}, IREE compiler {info.get('iree_compiler')}, IREE runtime "
+             f"{info.get('iree_runtime')}, Python {info.get('python')}; jax {info.get('jax')} exported the "
+             f"programs, jax {info.get('jax_here')} ran them (XLA:GPU)",
+             f"- compiled on: {info.get('compiled_on')}", "",
+             "Times are medians in ms; ratios are xlair / XLA:GPU. Device-resident: arguments already on "
+             "the GPU, results left there; numpy: numpy arrays in, numpy arrays out.", ""]
+    for section, title in (("programs", "The real-program suite"), ("workloads", "GPU-sized workloads")):
+        rows = results[section]
+        ok = [r for r in rows.values() if r.get("status") == "ok"]
+        dev = [r["xlair_device_s"] / r["jax_device_s"] for r in ok if "jax_device_s" in r]
+        host = [r["xlair_numpy_s"] / r["jax_numpy_s"] for r in ok if "jax_numpy_s" in r]
+        lines += [f"## {title}", "",
+                  f"{len(ok)} of {len(rows)} run and match; device-resident geometric mean "
+                  f"{_geomean(dev):.2f}x XLA:GPU (max {max(dev, default=float('nan')):.2f}x), numpy in and out "
+                  f"{_geomean(host):.2f}x.", "",
+                  "| program | status | xlair device | XLA:GPU device | ratio | xlair numpy | XLA:GPU numpy | ratio | cold load |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for name, r in rows.items():
+            def ms(k):
+                return f"{r[k] * 1e3:.3f}" if k in r else "-"
+
+            def ratio(a, b):
+                return f"{r[a] / r[b]:.2f}" if a in r and b in r else "-"
+            lines.append(f"| {name} | {r.get('status', '')[:80]} | {ms('xlair_device_s')} | {ms('jax_device_s')} | "
+                         f"{ratio('xlair_device_s', 'jax_device_s')} | {ms('xlair_numpy_s')} | {ms('jax_numpy_s')} | "
+                         f"{ratio('xlair_numpy_s', 'jax_numpy_s')} | {ms('cold_s')} |")
+        vk = {n: r for n, r in rows.items() if "vulkan_status" in r}
+        if vk:
+            lines += ["", "Vulkan on the same GPU:", "", "| program | status | xlair Vulkan device | xlair CUDA device |",
+                      "|---|---|---|---|"]
+            lines += [f"| {n} | {r['vulkan_status']} | {r.get('vulkan_device_s', 0) * 1e3:.3f} | "
+                      f"{r.get('xlair_device_s', 0) * 1e3:.3f} |" for n, r in vk.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="step", required=True)
+    c = sub.add_parser("compile", help="write the artifacts, inputs, references and wheels")
+    c.add_argument("--out", type=pathlib.Path, default=DEFAULT_DIR)
+    c.add_argument("--target", default="cuda")
+    c.add_argument("--arch", default=None, help="the GPU chip (default: the target's, sm_80 for CUDA)")
+    c.add_argument("--only", nargs="*", help="these programs or workloads only")
+    c.add_argument("--no-vulkan", action="store_true", help="no Vulkan artifacts of the Vulkan subset")
+    c.add_argument("--no-wheels", action="store_true", help="do not write wheels/ (a run where xlair is installed)")
+    r = sub.add_parser("run", help="check and time them on this machine's GPU")
+    r.add_argument("--dir", type=pathlib.Path, default=DEFAULT_DIR)
+    r.add_argument("--only", nargs="*")
+    r.add_argument("--vulkan", action="store_true", help="also run the Vulkan subset (needs a Vulkan loader)")
+    r.add_argument("-o", "--output", type=pathlib.Path, default=None,
+                   help="the report (default: RESULTS-gpu.md in $OUT, else in the folder)")
+    a = ap.parse_args(argv)
+    if a.step == "compile":
+        compile_step(a.out, a.target, a.arch, set(a.only) if a.only else None, not a.no_vulkan, not a.no_wheels)
+        return 0
+    results = run_step(a.dir, set(a.only) if a.only else None, a.vulkan)
+    dest = pathlib.Path(os.environ["OUT"]) if os.environ.get("OUT") else a.dir
+    (dest / "results.json").write_text(json.dumps(results, indent=1))
+    text = report(results)
+    (a.output or dest / "RESULTS-gpu.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
