@@ -302,7 +302,7 @@ def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
     elementwise_loops(module)
     mark_counted_loops(module)
-    if registry.options().target == "cpu":
+    if registry.options().desc.cpu_kernels:
         mark_forking_products(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
@@ -327,7 +327,7 @@ def to_linalg(module: ir.Module) -> None:
     pm.run(module.operation)
     unwrap_read_loop_results(module)
     copies = even_out_loops(module)
-    if registry.options().target == "cpu" and registry.options().loops == "device":
+    if registry.options().desc.device_loops and registry.options().loops == "device":
         device_loops(module)
     uneven_loops_to_cfg(module, copies)
     split_wide_fusions(module)

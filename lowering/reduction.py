@@ -39,7 +39,7 @@ def lower_reduce(lw):
     n = len(inputs)
     if any(shapes[0].dims[d] == 0 for d in dims):   # nothing to reduce: the init values (and no
         return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)
-    if options().target in ("cuda", "rocm"):
+    if options().desc.reduction_barriers:
         # IREE 3.13's CUDA / ROCm codegen fails on some element-wise producers fused into a
         # reduction: a negation ("failed to get neutral element for reduction": addf of negf
         # becomes subf) and a product with a constant ("'func.func' op failed to distribute");
@@ -264,7 +264,7 @@ def _set_cpu_pool_tiles(op: ir.Operation, o4: list, window: list, et) -> None:
     0.8-1.1 ms median (XLA:CPU 1.0-1.1; bench/NOTES.md section 25).  A workgroup writes about
     POOL_GROUP_BYTES of output: rows of an image, or whole images when one is smaller."""
     opts = options()
-    if opts.target != "cpu" or len(o4) != 4 or len(window) != 2 or et.is_pred or et.is_complex \
+    if not opts.desc.cpu_kernels or len(o4) != 4 or len(window) != 2 or et.is_pred or et.is_complex \
             or et.bits not in (8, 16, 32, 64):
         return
     n, h, w, c = o4
@@ -381,7 +381,7 @@ def lower_select_and_scatter(lw):
     # 2. every operand element folds in the source values of the windows that selected it,
     #    visiting them in row-major order of the source (window offsets in reverse)
     scatter = lw.args["scatter"]
-    if options().target == "cpu" and st == wd and all(p == (0, 0) for p in pads) and \
+    if options().desc.cpu_kernels and st == wd and all(p == (0, 0) for p in pads) and \
             D == [n * w for n, w in zip(S, wd)]:
         return _scatter_tiled(lw, scatter, selected, src, op_shape, S, wd, init, strides_lin)
     p_map = affine_map(loops, list(range(rank)))

@@ -23,6 +23,8 @@ from xlair.dialect.core import OpDef, location_str, lookup
 from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import is_tensor, ElementType, Shape
 
+from .targets import DESCRIPTIONS, TargetDescription, describe
+
 PATTERNS: dict[str, Callable] = {}
 
 
@@ -30,14 +32,15 @@ PATTERNS: dict[str, Callable] = {}
 # pass options
 # ----------------------------------------------------------------------------------------
 #: The targets a lowering may be specialised for (xlair.targets names them to users).
-TARGET_NAMES = ("cpu", "vulkan", "cuda", "rocm")
+TARGET_NAMES = tuple(DESCRIPTIONS)
 
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """The options of xlair's passes (`xla-to-linalg{target=cpu}`).  `target` picks what the
-    target computes well and the CPU's hand-written kernels; None lowers for no target in
-    particular (the portable forms, with the CPU's numerics).  `counted=off` keeps counted
+    """The options of xlair's passes (`xla-to-linalg{target=cpu}`).  `target` picks the
+    target's description (`desc`, lowering/targets.py: its limits, loops, precision, IREE
+    workarounds and kernels); None lowers for no target in particular (the portable forms,
+    with the CPU's numerics).  `counted=off` keeps counted
     While loops in the general form (lowering/control_flow.py; the runtime's fallback when
     IREE's VM fails on a counted loop, docs/iree-limits.md).  `loops=host` keeps every loop
     driven by the host (lowering/device_loops.py moves small ones onto the CPU device; the
@@ -50,9 +53,9 @@ class Options:
     vectors: str = "512"
 
     @property
-    def on_cpu(self) -> bool:
-        """Whether code is emitted for the CPU (or for no target in particular)."""
-        return self.target in (None, "cpu")
+    def desc(self) -> TargetDescription:
+        """The target's description (lowering/targets.py): what patterns ask of the target."""
+        return describe(self.target)
 
 
 _OPTIONS: contextvars.ContextVar = contextvars.ContextVar("xlair_pass_options", default=Options())

@@ -12,7 +12,7 @@ from xlair.dialect.core import functions
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.aliasing import written_parameters
-from xlair.lowering.cost import CONTRACTIONS, DATA_TILING_WORK, heaviest_work
+from xlair.lowering.cost import CONTRACTIONS, heaviest_work
 from xlair.lowering.device_loops import STACK_ATTR
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
@@ -23,6 +23,9 @@ from .device import IMPORT_BYTES, layout
 from .runtime import Executable
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
 from .targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT
+
+#: the CPU's data tiling threshold (lowering/targets.py), by the name tests and bench/ use
+DATA_TILING_WORK = TARGETS["cpu"].desc.data_tiling_work
 
 
 # ----------------------------------------------------------------------------------------
@@ -317,10 +320,10 @@ def program_flags(comp: Computation, tgt: Target, chip: str | None = None, flags
     CPU_BUFFER_ALIGNMENT of its buffers for a program with a parameter large enough to be
     passed without a copy (device.IMPORT_BYTES), then the caller's."""
     own = tgt.compile_flags(chip)
-    if "--iree-opt-data-tiling" in own:
+    if "--iree-opt-data-tiling" in own and tgt.desc.data_tiling_work is not None:
         with lock, context():
             work = heaviest_work(comp.module, CONTRACTIONS)
-        if work < DATA_TILING_WORK:
+        if work < tgt.desc.data_tiling_work:
             own = own + ["--iree-opt-data-tiling=false"]
     if tgt.backend == "llvm-cpu" and alignment_of(tgt, list(flags)) is None and \
             any(layout(s)[2] >= IMPORT_BYTES for p in comp.program_shape.params for s in p.leaves()):
