@@ -22,8 +22,9 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import PRED, S64, Shape
 
-from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, index, insert_slice,
-                       loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of, value_of)
+from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, in_loop_body, index,
+                       insert_slice, loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of,
+                       value_of)
 from .scalar import emit_region
 from .shape import transpose
 
@@ -39,12 +40,14 @@ def lower_reduce(lw):
     n = len(inputs)
     if any(shapes[0].dims[d] == 0 for d in dims):   # nothing to reduce: the init values (and no
         return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)
-    if options().desc.reduction_barriers:
+    if options().desc.reduction_barriers and not (options().barriers == "outside-loops" and in_loop_body(lw.op)):
         # IREE 3.13's CUDA / ROCm codegen fails on some element-wise producers fused into a
         # reduction: a negation ("failed to get neutral element for reduction": addf of negf
         # becomes subf) and a product with a constant ("'func.func' op failed to distribute");
         # found in the gradients of LayerNorm and softmax.  The reduction reads a computed
-        # operand from a dispatch of its own.
+        # operand from a dispatch of its own.  (In a loop body, such barriers made IREE's VM
+        # read a null buffer in BFGS's line search: xlair.compile then lowers the program with
+        # barriers=outside-loops, docs/iree-limits.md.)
         inputs = [x if isinstance(x.owner, ir.Block) else barrier(x) for x in inputs]
     red = linalg.ReduceOp([a.type for a in accs], inputs, accs, dims)
     etypes = [ir.RankedTensorType(v.type).element_type for v in inputs + accs]

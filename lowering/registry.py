@@ -46,11 +46,15 @@ class Options:
     driven by the host (lowering/device_loops.py moves small ones onto the CPU device; the
     compiler's fallback when IREE refuses one).  `vectors=256` says the CPU's widest vectors are
     256 bits (no AVX-512: an AMD Zen 3's, x86-64-v3), where some forms lower differently
-    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features."""
+    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features.
+    `barriers=outside-loops` leaves the target's reduction barriers (its description's
+    reduction_barriers) out of loop bodies: the compiler's form when IREE's VM would read a
+    null buffer in the loop (docs/iree-limits.md, python/xlair/vmcode.py)."""
     target: str | None = None
     counted: str = "on"
     loops: str = "device"
     vectors: str = "512"
+    barriers: str = "all"
 
     @property
     def desc(self) -> TargetDescription:
@@ -121,6 +125,16 @@ def to_builtin(v: ir.Value) -> ir.Value:
         s = Shape.from_mlir(t)
         return cast(v, builtin_type(s))
     return v
+
+
+def in_loop_body(op: ir.Operation) -> bool:
+    """Whether `op` sits in the body of a While (an xla.while, or an scf loop once lowered)."""
+    parent = op.parent
+    while parent is not None:
+        if parent.name in ("xla.while", "scf.while", "scf.for"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def in_scalar_region(op: ir.Operation) -> bool:
