@@ -1,10 +1,12 @@
 """Element-wise trees that read too many tensors, cut in pieces (run at the end of xla-to-linalg).
 
 IREE 3.13 fuses a tree of element-wise ops into one dispatch however many tensors its leaves
-read, and its HAL runs a dispatch with at most 32 buffer bindings.  iree-compile takes such a
-module; loading it fails: "binding count 35 > 32; while invoking native function
-hal.command_buffer.dispatch" (a loop body adding 34 arrays to its state).  So the result of an
-element-wise op whose tree would read more than MAX_READS tensors is passed on through
+read, and its HALs run a dispatch with at most the target's `max_bindings` buffer bindings
+(lowering/targets.py: the CPU 32, CUDA and ROCm 16).  iree-compile takes such a module; loading
+it fails: "binding count 35 > 32; while invoking native function hal.command_buffer.dispatch"
+on the CPU (a loop body adding 34 arrays to its state), "exports[80] binding_flags count 25
+exceeds maximum of 16" on CUDA (an optax AdamW step).  So the result of an element-wise op
+whose tree would read more than the target's `max_reads` tensors is passed on through
 `util.optimization_barrier`, which IREE does not fuse across: what is past the barrier reads
 one tensor, the barrier's result.
 """
@@ -13,13 +15,7 @@ from __future__ import annotations
 from xlair.dialect.ir import ir
 from xlair.dialect.types import is_tensor
 
-from .registry import barrier, defining_op
-
-#: IREE's HAL runs a dispatch with at most this many buffer bindings (inputs and results);
-#: more fails only when the module is loaded, after iree-compile took it
-MAX_BINDINGS = 32
-#: tensors an element-wise tree may read (leaving room for its results)
-MAX_READS = 24
+from .registry import barrier, defining_op, options
 
 
 def element_wise(op: ir.Operation) -> bool:
@@ -40,14 +36,14 @@ def _reads(v: ir.Value, owner: ir.Operation, trees: dict) -> set | None:
     return {v}
 
 
-def _split_block(block: ir.Block, trees: dict) -> None:
+def _split_block(block: ir.Block, trees: dict, max_reads: int) -> None:
     for op in list(block.operations):
         op = op.operation
         if op.name == "flow.dispatch.region":
             continue
         for region in op.regions:
             for b in region.blocks:
-                _split_block(b, trees)
+                _split_block(b, trees, max_reads)
         if not element_wise(op):
             continue
         parts = {}
@@ -55,7 +51,7 @@ def _split_block(block: ir.Block, trees: dict) -> None:
             s = _reads(v, block.owner, trees) if is_tensor(v.type) else None
             if s:
                 parts[k] = s
-        while len(set().union(*parts.values())) > MAX_READS:
+        while len(set().union(*parts.values())) > max_reads:
             k = max((k for k in parts if len(parts[k]) > 1), key=lambda k: len(parts[k]), default=None)
             if k is None:
                 break
@@ -67,8 +63,9 @@ def _split_block(block: ir.Block, trees: dict) -> None:
 
 
 def split_wide_fusions(module: ir.Module) -> None:
-    """Cut every element-wise tree of the module's functions that would read more than
-    MAX_READS tensors (see the module docstring)."""
+    """Cut every element-wise tree of the module's functions that would read more than the
+    target's max_reads tensors (see the module docstring)."""
+    max_reads = options().desc.max_reads
     for f in module.body.operations:
         if f.operation.name == "func.func" and len(f.operation.regions[0].blocks):
-            _split_block(f.operation.regions[0].blocks[0], {})
+            _split_block(f.operation.regions[0].blocks[0], {}, max_reads)

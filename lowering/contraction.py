@@ -10,7 +10,6 @@ from xlair.dialect.ir import complex_d, ir, linalg
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
-from .cost import DATA_TILING_WORK
 from .elementwise import convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
 from .registry import (affine_map, barrier, defining_op, empty, fill, generic, lowers, options, reshape,
@@ -96,7 +95,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         # F16 / BF16 products are summed in F32 and rounded once at the end, as XLA does (its
         # CPU backend computes them in F32); IREE's GPU codegen also fails on a BF16-accumulating
         # matmul ("'func.func' op failed to distribute", CUDA and ROCm)
-        acc = F32 if et in (F16, BF16) and options().target != "vulkan" else et
+        acc = F32 if et in (F16, BF16) and options().desc.f32_accumulation else et
         res = value_of(named(a, b, outs=[fill(Shape(acc, odims), scalar_const(acc, 0))]))
         if has == (False, True, True):
             _set_cpu_matmul_tiles(res.owner, *odims, k, et)
@@ -133,7 +132,7 @@ def _shared_transposed(lw, name: str, t: ir.Value, src: ir.Value) -> ir.Value:
     tiling's set_encoding into the producer as a second result and fails: "One or more
     operations with large vector sizes (32768 bytes) were found" (the attention probabilities
     of a flax SelfAttention under jax.grad, read by p @ v and, transposed, by the gradient of v)."""
-    if t is src or options().target != "cpu" or sum(1 for _ in lw.value(name).uses) < 2:
+    if t is src or not options().desc.cpu_kernels or sum(1 for _ in lw.value(name).uses) < 2:
         return t
     return barrier(t)
 
@@ -231,9 +230,9 @@ def lower_conv(lw):
     zero = scalar_const(ct, 0)
     if out.size == 0:
         return fill(out, scalar_const(et, 0))
-    gpu = not options().on_cpu
-    lhs = _widened(lw.value("lhs"), lhs_s, ct, gpu)
-    rhs = _widened(lw.value("rhs"), rhs_s, ct, gpu)
+    own = options().desc.conv_convert_dispatch
+    lhs = _widened(lw.value("lhs"), lhs_s, ct, own)
+    rhs = _widened(lw.value("rhs"), rhs_s, ct, own)
     lhs_s, rhs_s = lhs_s.with_type(ct), rhs_s.with_type(ct)
     isp, ksp, osp = list(dn.input_spatial_dimensions), list(dn.kernel_spatial_dimensions), list(dn.output_spatial_dimensions)
     osz = [out.dims[d] for d in osp]
@@ -262,10 +261,10 @@ def lower_conv(lw):
     K, I, O = list(ws.dims[:n]), ws.dims[n], ws.dims[n + 1]
     cl_out = Shape(ct, [out.dims[dn.output_batch_dimension]] + osz + [O])   # [N', spatial..., O]
     res = None
-    if named and bgc == 1 and fgc == 1 and options().on_cpu and _patches_pay(N, osz, K, C, options().vectors):
+    if named and bgc == 1 and fgc == 1 and options().desc.conv_patches and _patches_pay(N, osz, K, C, options().vectors):
         res = _conv_as_matmul(x, xs, w, ws, cl_out, st, rd)
     elif named and bgc == 1 and fgc == 1:
-        wide = _rocm_features(O)
+        wide = _padded_features(O)
         if wide != O:
             w = pad_tensor(w, ws, [(0, 0, 0)] * (n + 1) + [(0, wide - O, 0)], zero)
         acc = fill(cl_out.with_dims(list(cl_out.dims[:-1]) + [wide]), zero)
@@ -273,7 +272,7 @@ def lower_conv(lw):
         if wide != O:
             res = pad_tensor(res, cl_out.with_dims(list(cl_out.dims[:-1]) + [wide]),
                              [(0, 0, 0)] * (n + 1) + [(0, O - wide, 0)], zero)
-    elif named and bgc == 1 and I == 1 and not (gpu and n == 3 and O != fgc):
+    elif named and bgc == 1 and I == 1 and not (options().desc.depthwise_3d_generic and n == 3 and O != fgc):
         # depthwise: every group one input feature.  (IREE 3.13's SPIR-V code for
         # depthwise_conv_3d_ndhwc_dhwcm leaves half the outputs zero: the generic there.)
         M = O // fgc
@@ -365,13 +364,13 @@ def _set_cpu_matmul_tiles(op: ir.Operation, m: int, n: int, k: int, et) -> None:
     panel within MATMUL_PANEL_BYTES, took 1.22-1.26 and 1.12-1.14 (XLA:CPU with AVX2 1.26-1.27;
     bench/NOTES.md section 26).  A 4x16 tile in 64x64 workgroups that do not divide 784 rows
     took 4.3 ms, so sizes that do not divide are left to IREE.  Only matmuls below
-    DATA_TILING_WORK: IREE does not data-tile an op that carries a compilation_info, and its
+    the CPU's data_tiling_work (lowering/targets.py): IREE does not data-tile an op that carries a compilation_info, and its
     micro-kernel is the faster one from there (1024^3: 12.2 ms tiled, 21.5-22.7 with these
     tiles)."""
     opts = options()
     tm, tn = AVX2_MATMUL_TILE
-    if opts.target != "cpu" or opts.vectors != "256" or et != F32 or m % tm or n % tn \
-            or m * n * k >= DATA_TILING_WORK or k == 0:
+    if not opts.desc.cpu_kernels or opts.vectors != "256" or et != F32 or m % tm or n % tn \
+            or m * n * k >= opts.desc.data_tiling_work or k == 0:
         return
     wn = max(d for d in range(tn, min(n, 256) + 1, tn)
              if n % d == 0 and (k * d * 4 <= MATMUL_PANEL_BYTES or d == tn))
@@ -381,24 +380,26 @@ def _set_cpu_matmul_tiles(op: ir.Operation, m: int, n: int, k: int, et) -> None:
                   "vector_reduction = [0, 0, 1]", "DoubleTilingExpert")
 
 
-def _rocm_features(O: int) -> int:
-    """The output features a channels-last convolution is computed with.  On ROCm, IREE 3.13's
+def _padded_features(O: int) -> int:
+    """The output features a channels-last convolution is computed with (the target's
+    conv_feature_multiple).  On ROCm, IREE 3.13's
     implicit-GEMM path pads a feature count that is not a multiple of 16 up to its MFMA tile,
     and LLVM's AMDGPULowerBufferFatPointers then crashes on some shapes (a ResNet block's 8
     features over 4x10x10: 12 of 60 shapes swept, docs/iree-limits.md); computed with zero
     weights up to a multiple of 16 and cut back, none of the 60 crashed."""
-    if options().target == "rocm" and O > 4 and O % 16:
-        return -(-O // 16) * 16
+    k = options().desc.conv_feature_multiple
+    if k > 1 and O > 4 and O % k:
+        return -(-O // k) * k
     return O
 
 
-def _widened(x: ir.Value, s: Shape, ct, gpu: bool) -> ir.Value:
-    """A convolution operand converted to the type the products are summed in.  For GPU targets
-    a converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
+def _widened(x: ir.Value, s: Shape, ct, own: bool) -> ir.Value:
+    """A convolution operand converted to the type the products are summed in.  With `own`
+    (the target's conv_convert_dispatch: the GPU targets) a converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
     into the convolution and gets it wrong (u8 -> f32, and f16 -> f32 at strides (2, 3): wrong
     sums measured on lavapipe)."""
     y = convert_tensor(x, s, ct)
-    if gpu and y is not x:
+    if own and y is not x:
         y = barrier(y)
     return y
 

@@ -33,19 +33,6 @@ def _elements(t: ir.Type) -> int:
         return 0
 
 
-#: Data tiling (IREE packs a contraction's operands into tiles for its micro-kernels) only for
-#: programs with a contraction of at least this many multiply-adds (op_work; xlair.compile's
-#: program_flags turns it off below, lowering/contraction.py tiles smaller matmuls itself).  Below,
-#: the packing dispatches cost more than they save, and each is code to compile: measured
-#: (bench/NOTES.md section 16, Xeon), untiled 64x784x256 matmul 0.77x the tiled time, batched
-#: 8x128^3 0.55x, the real programs with small matmuls 0.8-0.9x, their cold compiles 10-40%
-#: shorter; a 1024^3 matmul is 2.9x slower untiled.  On an AMD Zen 4 (section 19), best of 9
-#: rounds untiled/tiled: 256x784x512 0.91, 784x256x512 0.78, 512^3 0.98, 256x2048x512 1.01,
-#: 512x1024x1024 1.46, 1024^3 1.40; the MLP step of `make bench` (256x784x512 and its
-#: transposed forms) 2.42-2.5 ms against 2.87-2.94 tiled (XLA:CPU 2.58-2.69).
-DATA_TILING_WORK = 1 << 27
-
-
 #: the contractions (whose work is counted in multiply-adds)
 CONTRACTIONS = ("xla.dot", "xla.dot_general", "xla.conv", "xla.conv_with_general_padding",
                 "xla.conv_general_dilated")

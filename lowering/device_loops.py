@@ -36,7 +36,7 @@ host loop's dispatches are vectorized and parallel; a While in the body counts W
 times) and at most MAX_BYTES of tensors made a
 trip (a dispatch's temporaries live on its stack: IREE's CPU codegen allows 32 KB unless the
 module asks for more, which it does above DEFAULT_STACK_BYTES, see STACK_ATTR), and its
-dispatch binds at most MAX_BINDINGS buffers (over that, the tensors it reads from outside are
+dispatch binds at most the target's max_bindings buffers (over that, the tensors it reads from outside are
 packed into one buffer per element type: _pack_reads).  Loops inside a loop that qualifies go with it;
 of a loop that does not, the loops in its body are tried.  A function's whole body is tried
 as one dispatch (_device_block) before its loops are tried one by one; a body past the bounds
@@ -58,8 +58,8 @@ from xlair.dialect.core import enclosing_module, functions
 from xlair.dialect.ir import arith, ir, linalg, scf, tensor
 from xlair.dialect.types import is_tensor
 
-from .bindings import MAX_BINDINGS, element_wise
-from .registry import (Anchor, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice, reshape,
+from .bindings import element_wise
+from .registry import (Anchor, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice, options, reshape,
                        splice_region)
 
 #: iteration points of the ops of one trip (scalar code)
@@ -314,7 +314,7 @@ def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | N
     if per_trip is None:
         return False
     return per_trip <= max_work and _trip_bytes(loop) <= max_bytes and _captures_static(loop) and \
-        _bindings(loop) <= MAX_BINDINGS
+        _bindings(loop) <= options().desc.max_bindings
 
 
 def _trip_bytes(loop: ir.Operation) -> int:
@@ -360,21 +360,21 @@ def _element_type(v: ir.Value) -> str:
 
 def _bindings(loop: ir.Operation) -> int:
     """The buffers the loop's dispatch would bind, at most: the tensors it reads from outside
-    and its results; over MAX_BINDINGS, the reads are packed into one buffer per element type
-    (_pack_reads).  (More than IREE's MAX_BINDINGS failed when the module was loaded: "binding
-    count 33 > 32; while invoking native function hal.command_buffer.dispatch".)"""
+    and its results; over the target's max_bindings, the reads are packed into one buffer per
+    element type (_pack_reads).  (More than the CPU's 32 failed when the module was loaded:
+    "binding count 33 > 32; while invoking native function hal.command_buffer.dispatch".)"""
     reads = _reads(loop)
-    if len(reads) + len(loop.results) <= MAX_BINDINGS:
+    if len(reads) + len(loop.results) <= options().desc.max_bindings:
         return len(reads) + len(loop.results)
     return len({_element_type(v) for v in reads}) + len(loop.results)
 
 
 def _pack_reads(region: ir.Operation) -> None:
-    """A dispatch region that would bind more than MAX_BINDINGS buffers reads one buffer per
+    """A dispatch region that would bind more than max_bindings buffers reads one buffer per
     element type instead: the tensors it reads from outside, flattened and laid end to end
     before the region (a copy of each, a call), sliced and reshaped back at its top."""
     reads = _reads(region)
-    if len(reads) + len(region.results) <= MAX_BINDINGS:
+    if len(reads) + len(region.results) <= options().desc.max_bindings:
         return
     block = region.regions[0].blocks[0]
     inside = _nested(region)

@@ -154,12 +154,12 @@ def _float_pow(args, in_types, out):
     in F64 (then rounded once: 5^2 = 25, not 25.000002); elsewhere in F32 (GPUs may lack F64)."""
     x, y = args
     et = in_types[0]
-    w = F64 if et == F64 or options().on_cpu else F32
+    w = F64 if et == F64 or options().desc.wide_math else F32
     if et != w:
         x, y = arith.extf(w.builtin_type(), x), arith.extf(w.builtin_type(), y)
     one, zero = _c(w, 1.0), _c(w, 0.0)
     ax = math.absf(x)
-    if w == F64 and options().on_cpu:
+    if w == F64 and options().desc.wide_math:
         from .libm import pow_positive              # exp(y log x) in double-double
         inf = _c(w, float("inf"))
         normal = arith.andi(arith.andi(_cmpf(CF.OGE, ax, _c(w, 2.2250738585072014e-308)), _cmpf(CF.OLT, ax, inf)),
@@ -254,7 +254,7 @@ def _widened(fop):
     (sin of large or tiny arguments); the F64 ones (lowering/libm.py) are within 3 ULP."""
     def emit(args, in_types, out):
         et = in_types[0]
-        if et == F64 or not options().on_cpu:
+        if et == F64 or not options().desc.wide_math:
             return fop(*args)
         w = F64.builtin_type()
         return narrow_float(fop(*[arith.extf(w, a) for a in args]), out.builtin_type())
@@ -266,7 +266,7 @@ def _widened_complex(cop):
     functions expand to the real ones above)."""
     def emit(args, in_types, out):
         et = in_types[0]
-        if et.name == "c128" or not options().on_cpu:
+        if et.name == "c128" or not options().desc.wide_math:
             return cop(*args)
         from xlair.dialect.types import C64, C128
         w = F64.builtin_type()
@@ -334,7 +334,7 @@ _math_exp = _nan_through(math.exp)
 
 def _exp(x):
     """exp of a float value: F32 on the CPU by `_exp_f32`, the rest by math.exp."""
-    if options().on_cpu and x.type == F32.builtin_type():
+    if options().desc.wide_math and x.type == F32.builtin_type():
         return _exp_f32(x)
     return _math_exp(x)
 
@@ -372,7 +372,7 @@ def _tanh_f32(x):
 
 
 def _tanh(args, in_types, out):
-    if in_types[0] == F32 and options().on_cpu:
+    if in_types[0] == F32 and options().desc.wide_math:
         return _tanh_f32(args[0])
     return _widened(math.tanh)(args, in_types, out)
 

@@ -67,7 +67,7 @@ def _offsets(lw, sizes):
 @lowers("xla.dynamic_slice")
 def lower_dynamic_slice(lw):
     sizes = list(lw.attr("size_indices"))
-    if not options().on_cpu:
+    if not options().desc.host_slice_offsets:
         n = len(sizes)
 
         def body(_o):
@@ -83,7 +83,7 @@ def lower_dynamic_slice(lw):
 @lowers("xla.dynamic_update_slice")
 def lower_dynamic_update_slice(lw):
     sizes = list(lw.shape("update").dims)
-    if not options().on_cpu:
+    if not options().desc.host_slice_offsets:
         n = len(sizes)
         if 0 in sizes:
             return lw.value("operand")
@@ -124,7 +124,7 @@ def lower_gather(lw):
     # (complex elements: IREE 3.13 vectorizes iree_linalg_ext.gather of complex<f32> into a
     # vector.transfer_read it then rejects, "'vector.transfer_read' op requires valid padding
     # vector elemental type": jnp.linalg.solve of a c64[256,256] permuting its right-hand side)
-    if (dn.start_index_map or dn.operand_batching_dims) and options().target == "cpu" \
+    if (dn.start_index_map or dn.operand_batching_dims) and options().desc.cpu_kernels \
             and not out.element_type.is_complex:
         return _linalg_ext_gather(lw)
     return _generic_gather(lw)
@@ -354,7 +354,7 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     x = lw.value("operands")[which]
     u = lw.value("updates")[which]
     I = set(plan.geo.indexed_dims)
-    if not options().on_cpu:
+    if options().desc.scatter_indexed_windows:
         # IREE 3.13's SPIR-V codegen crashes (gpuDistributeSharedMemoryCopy) on a 64-bit
         # scatter into a cut-out window of a padded tensor: for GPU targets, dimensions whose
         # window is narrower than the operand are indexed (at 0) instead of cut

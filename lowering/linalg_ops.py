@@ -158,7 +158,7 @@ def _split(x) -> tuple[ir.Value, ir.Value]:
 def _join(re, im, ct) -> ir.Value:
     d = _dims(re)
     n = len(d)
-    if options().target in ("cuda", "rocm"):
+    if options().desc.complex_join_barrier:
         # IREE 3.13's LLVMGPU thread tiling of a complex-typed op fused after a reduction
         # reads the element bit width of complex<f32> and crashes (docs/iree-limits.md)
         re, im = barrier(re, im)
@@ -770,7 +770,7 @@ def lower_fft(lw):
     # roundings left errors of hundreds of ULP on the smaller outputs of large transforms (a C64
     # transform over 15x16x17: 598 ULP; in F64, 0.5); SPIR-V targets have no F64 to spare
     narrow = s.element_type.component
-    wide = F64 if narrow == F32 and options().on_cpu else narrow
+    wide = F64 if narrow == F32 and options().desc.wide_math else narrow
     ft = wide.builtin_type()
     if kind is FftType.RFFT:
         re, im = _convert(x, narrow, wide), _zeros(list(s.dims), ft)

@@ -37,7 +37,6 @@ from xlair.dialect.ir import ir, scf, tensor
 from xlair.dialect.types import Shape
 
 from . import patterns  # noqa: F401  (registers the scalar emitters of the element-wise ops)
-from .bindings import MAX_BINDINGS
 from .device_loops import MAX_BYTES
 from .registry import (Lower, options, affine_map, builtin_leaves, empty, from_builtin_leaves, generic, in_scalar_region,
                        index, insert_slice, reshape)
@@ -107,7 +106,7 @@ def elementwise_while(lw):
         return None
     dims = arrays.pop() if arrays else ()
     size = int(np.prod(dims, dtype=np.int64))
-    if size == 0 or size > MAX_ELEMENTS or 2 * len(leaves) > MAX_BINDINGS:   # (each leaf: in and out)
+    if size == 0 or size > MAX_ELEMENTS or 2 * len(leaves) > options().desc.max_bindings:   # (each leaf: in and out)
         return None
     if options().loops == "device" and size >= DEVICE_LOOP_ELEMENTS and \
             2 * sum(int(np.prod(s.dims, dtype=np.int64)) * np.dtype(s.dtype).itemsize for s in leaves) <= MAX_BYTES:
@@ -179,7 +178,7 @@ def elementwise_loops(module: ir.Module) -> None:
             loops.append(op)
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
-    if not loops or options().target != "cpu":
+    if not loops or not options().desc.device_loops:
         return
     opdef = lookup("xla.while")
     for op in loops:

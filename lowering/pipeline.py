@@ -20,7 +20,8 @@ names):
 Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vulkan, cuda or
 rocm; left out, the lowering is for no target in particular), `counted` (on, the default,
 or off: counted While loops kept in the general form) and `loops` (device, the default, or
-host: no loop moved onto the device by xla-device-loops).  Its patterns read them through
+host: no loop moved onto the device by xla-device-loops), `vectors` (512 or 256) and `barriers`
+(all, or outside-loops: the target's reduction barriers left out of loop bodies).  Its patterns read them through
 `registry.options()`.  A textual pipeline mixes xlair passes and upstream MLIR passes
 (`builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)`): `plan` parses it
 into steps, `run_steps` runs them; xlair-opt is a CLI over the two.
@@ -48,7 +49,8 @@ from .registry import (Options, TARGET_NAMES, builtin_type, cast, inline_body, r
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
-OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host"), "vectors": ("512", "256")}
+OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host"), "vectors": ("512", "256"),
+           "barriers": ("all", "outside-loops")}
 
 
 def register_pass(name: str):
@@ -302,7 +304,7 @@ def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
     elementwise_loops(module)
     mark_counted_loops(module)
-    if registry.options().target == "cpu":
+    if registry.options().desc.cpu_kernels:
         mark_forking_products(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
@@ -327,7 +329,7 @@ def to_linalg(module: ir.Module) -> None:
     pm.run(module.operation)
     unwrap_read_loop_results(module)
     copies = even_out_loops(module)
-    if registry.options().target == "cpu" and registry.options().loops == "device":
+    if registry.options().desc.device_loops and registry.options().loops == "device":
         device_loops(module)
     uneven_loops_to_cfg(module, copies)
     split_wide_fusions(module)

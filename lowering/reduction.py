@@ -22,8 +22,9 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import PRED, S64, Shape
 
-from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, index, insert_slice,
-                       loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of, value_of)
+from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, in_loop_body, index,
+                       insert_slice, loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of,
+                       value_of)
 from .scalar import emit_region
 from .shape import transpose
 
@@ -39,12 +40,14 @@ def lower_reduce(lw):
     n = len(inputs)
     if any(shapes[0].dims[d] == 0 for d in dims):   # nothing to reduce: the init values (and no
         return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)
-    if options().target in ("cuda", "rocm"):
+    if options().desc.reduction_barriers and not (options().barriers == "outside-loops" and in_loop_body(lw.op)):
         # IREE 3.13's CUDA / ROCm codegen fails on some element-wise producers fused into a
         # reduction: a negation ("failed to get neutral element for reduction": addf of negf
         # becomes subf) and a product with a constant ("'func.func' op failed to distribute");
         # found in the gradients of LayerNorm and softmax.  The reduction reads a computed
-        # operand from a dispatch of its own.
+        # operand from a dispatch of its own.  (In a loop body, such barriers made IREE's VM
+        # read a null buffer in BFGS's line search: xlair.compile then lowers the program with
+        # barriers=outside-loops, docs/iree-limits.md.)
         inputs = [x if isinstance(x.owner, ir.Block) else barrier(x) for x in inputs]
     red = linalg.ReduceOp([a.type for a in accs], inputs, accs, dims)
     etypes = [ir.RankedTensorType(v.type).element_type for v in inputs + accs]
@@ -264,7 +267,7 @@ def _set_cpu_pool_tiles(op: ir.Operation, o4: list, window: list, et) -> None:
     0.8-1.1 ms median (XLA:CPU 1.0-1.1; bench/NOTES.md section 25).  A workgroup writes about
     POOL_GROUP_BYTES of output: rows of an image, or whole images when one is smaller."""
     opts = options()
-    if opts.target != "cpu" or len(o4) != 4 or len(window) != 2 or et.is_pred or et.is_complex \
+    if not opts.desc.cpu_kernels or len(o4) != 4 or len(window) != 2 or et.is_pred or et.is_complex \
             or et.bits not in (8, 16, 32, 64):
         return
     n, h, w, c = o4
@@ -381,7 +384,7 @@ def lower_select_and_scatter(lw):
     # 2. every operand element folds in the source values of the windows that selected it,
     #    visiting them in row-major order of the source (window offsets in reverse)
     scatter = lw.args["scatter"]
-    if options().target == "cpu" and st == wd and all(p == (0, 0) for p in pads) and \
+    if options().desc.cpu_kernels and st == wd and all(p == (0, 0) for p in pads) and \
             D == [n * w for n, w in zip(S, wd)]:
         return _scatter_tiled(lw, scatter, selected, src, op_shape, S, wd, init, strides_lin)
     p_map = affine_map(loops, list(range(rank)))

@@ -23,6 +23,8 @@ from xlair.dialect.core import OpDef, location_str, lookup
 from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import is_tensor, ElementType, Shape
 
+from .targets import DESCRIPTIONS, TargetDescription, describe
+
 PATTERNS: dict[str, Callable] = {}
 
 
@@ -30,29 +32,34 @@ PATTERNS: dict[str, Callable] = {}
 # pass options
 # ----------------------------------------------------------------------------------------
 #: The targets a lowering may be specialised for (xlair.targets names them to users).
-TARGET_NAMES = ("cpu", "vulkan", "cuda", "rocm")
+TARGET_NAMES = tuple(DESCRIPTIONS)
 
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """The options of xlair's passes (`xla-to-linalg{target=cpu}`).  `target` picks what the
-    target computes well and the CPU's hand-written kernels; None lowers for no target in
-    particular (the portable forms, with the CPU's numerics).  `counted=off` keeps counted
+    """The options of xlair's passes (`xla-to-linalg{target=cpu}`).  `target` picks the
+    target's description (`desc`, lowering/targets.py: its limits, loops, precision, IREE
+    workarounds and kernels); None lowers for no target in particular (the portable forms,
+    with the CPU's numerics).  `counted=off` keeps counted
     While loops in the general form (lowering/control_flow.py; the runtime's fallback when
     IREE's VM fails on a counted loop, docs/iree-limits.md).  `loops=host` keeps every loop
     driven by the host (lowering/device_loops.py moves small ones onto the CPU device; the
     compiler's fallback when IREE refuses one).  `vectors=256` says the CPU's widest vectors are
     256 bits (no AVX-512: an AMD Zen 3's, x86-64-v3), where some forms lower differently
-    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features."""
+    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features.
+    `barriers=outside-loops` leaves the target's reduction barriers (its description's
+    reduction_barriers) out of loop bodies: the compiler's form when IREE's VM would read a
+    null buffer in the loop (docs/iree-limits.md, python/xlair/vmcode.py)."""
     target: str | None = None
     counted: str = "on"
     loops: str = "device"
     vectors: str = "512"
+    barriers: str = "all"
 
     @property
-    def on_cpu(self) -> bool:
-        """Whether code is emitted for the CPU (or for no target in particular)."""
-        return self.target in (None, "cpu")
+    def desc(self) -> TargetDescription:
+        """The target's description (lowering/targets.py): what patterns ask of the target."""
+        return describe(self.target)
 
 
 _OPTIONS: contextvars.ContextVar = contextvars.ContextVar("xlair_pass_options", default=Options())
@@ -118,6 +125,16 @@ def to_builtin(v: ir.Value) -> ir.Value:
         s = Shape.from_mlir(t)
         return cast(v, builtin_type(s))
     return v
+
+
+def in_loop_body(op: ir.Operation) -> bool:
+    """Whether `op` sits in the body of a While (an xla.while, or an scf loop once lowered)."""
+    parent = op.parent
+    while parent is not None:
+        if parent.name in ("xla.while", "scf.while", "scf.for"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def in_scalar_region(op: ir.Operation) -> bool:

@@ -109,7 +109,7 @@ def lower_sort(lw):
     if n <= 1:          # one element per row is sorted (IREE miscompiles such sorts after slices)
         outs = list(values)
         return outs[0] if len(outs) == 1 else tuple_of(lw, outs)
-    kernel_ok = options().target == "cpu" and n >= KERNEL_MIN and all(
+    kernel_ok = options().desc.cpu_kernels and n >= KERNEL_MIN and all(
         s.element_type.is_integer or s.element_type.is_float for s in shapes)
     perm = [i for i in range(rank) if i != d] + [d]
     inv = [perm.index(i) for i in range(rank)]

@@ -12,17 +12,20 @@ from xlair.dialect.core import functions
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.aliasing import written_parameters
-from xlair.lowering.cost import CONTRACTIONS, DATA_TILING_WORK, heaviest_work
+from xlair.lowering.cost import CONTRACTIONS, heaviest_work
 from xlair.lowering.device_loops import STACK_ATTR
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
 
-from . import cpus, packed_entry, packing
+from . import cpus, packed_entry, packing, vmcode
 from .artifacts import cache_dir, cache_get, cache_put, iree_version, is_sealed, seal  # noqa: F401
 from .computation import Computation
 from .device import IMPORT_BYTES, layout
 from .runtime import Executable
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
 from .targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT
+
+#: the CPU's data tiling threshold (lowering/targets.py), by the name tests and bench/ use
+DATA_TILING_WORK = TARGETS["cpu"].desc.data_tiling_work
 
 
 # ----------------------------------------------------------------------------------------
@@ -65,11 +68,13 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
 
 def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
           needs: cpus.Needs | None = None, counted: bool = True, device_loops: bool = True,
-          align: int | None = None, pack: tuple | None = None) -> ir.Module:
+          align: int | None = None, pack: tuple | None = None, loop_barriers: bool = True) -> ir.Module:
     """A copy of the computation's module lowered to linalg (what IREE is given).  With a
     target, the lowering may use that target's hand-written kernels (lowering/kernels.py) and
     picks what that target computes well (lowering/elementwise.py widens some F32 functions to
-    F64 on the CPU only).  `needs` and `align` go into the signature (see signature_json).
+    F64 on the CPU only).  `counted`, `device_loops` and `loop_barriers` pick the forms of its
+    loops (the pass options counted, loops and barriers).  `needs` and `align` go into the
+    signature (see signature_json).
     `pack=(first, count)`: the leaves [first, first + count) also packed, by a second entry
     point (xlair.packing)."""
     src, run, out_first = comp, None, None
@@ -83,7 +88,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         module = ir.Module.parse(src.to_text(debug_info=True))
         work = heaviest_work(module)
     opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"]) \
-        + ([] if device_loops else ["loops=host"]) \
+        + ([] if device_loops else ["loops=host"]) + ([] if loop_barriers else ["barriers=outside-loops"]) \
         + (["vectors=256"] if needs is not None and needs.arch == "x86_64" and "avx512f" not in needs.features else [])
     pipeline.run(module, "xla-to-iree-input" + (f"{{{' '.join(opts)}}}" if opts else ""))
     with lock, context():
@@ -187,11 +192,18 @@ def text_key(text: str, name: str, tgt: Target, options: dict, pack) -> str:
                          _source_hash())
 
 
+#: what compile_vmfb checks of an artifact before it keeps it (its cache holds only artifacts
+#: checked so: a new check is a new version)
+ARTIFACT_CHECKS = "bindings,null-refs"
+
+
 def iree_input_key(text: str, tgt: Target, flags: list[str]) -> str:
     """The artifact's hash by what IREE is given: the lowered module, target, flags, the CPU the
-    flags resolve to and IREE's version.  A change to xlair's source changes every `cache_key`,
-    but most programs lower to the same text: their artifacts are found by this key."""
-    return _content_hash(tgt, flags, "iree-input", text, tgt.name, "\0".join(flags), iree_version())
+    flags resolve to, IREE's version and the checks its artifacts passed.  A change to xlair's
+    source changes every `cache_key`, but most programs lower to the same text: their
+    artifacts are found by this key."""
+    return _content_hash(tgt, flags, "iree-input", text, tgt.name, "\0".join(flags), iree_version(),
+                         ARTIFACT_CHECKS)
 
 
 # ----------------------------------------------------------------------------------------
@@ -234,13 +246,15 @@ _PEELED_TRIP_ERROR = "streamable op expected to be in an execution region"
 def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: str | None = None,
                  arch: str | None = None, replicas: int = 1, cache: bool = True,
                  check_limits: bool = True, counted: bool = True, device_loops: bool = True,
-                 pack: tuple | None = None) -> bytes:
+                 pack: tuple | None = None, loop_barriers: bool = True) -> bytes:
     """The `.vmfb` of a computation for a target.  `arch` names the chip (`cpu` is its old
     name for the CPU target); `flags` are passed to IREE after xlair's own.  A computation
     using something the target's default chip is known not to support raises
     `TargetLimitation` (see `xlair.targets.LIMITATIONS`) unless `check_limits=False`.
     `pack=(first, count)`: a second entry point takes the argument leaves [first, first +
-    count) packed, one buffer per element type (xlair.packing)."""
+    count) packed, one buffer per element type (xlair.packing).  Every artifact is checked
+    before it is written (check_artifact): one a target would refuse to load raises XlaError,
+    one IREE's VM would fail on is compiled again in the next form of its loops."""
     if not isinstance(comp, Computation):
         raise XlaError(f"compile takes an xla.Computation; got {type(comp).__name__}")
     tgt = target(target_name)
@@ -254,7 +268,8 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     # (the key holds the program, so the flags derived from it, program_flags, need not be in it:
     # a cache hit is found without walking the program)
     key = cache_key(comp, tgt, tgt.compile_flags(chip) + list(flags) + ([] if counted else ["(counted=off)"])
-                    + ([] if device_loops else ["(loops=host)"]) + ([f"(pack={pack})"] if pack else []),
+                    + ([] if device_loops else ["(loops=host)"]) + ([] if loop_barriers else ["(barriers=outside-loops)"])
+                    + ([f"(pack={pack})"] if pack else []),
                     replicas) if cache else None
     if key:
         hit = cache_get(key)
@@ -262,7 +277,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
             return hit
     all_flags = program_flags(comp, tgt, chip, flags)
     module = lower(comp, replicas, tgt.name, needs_of(tgt, all_flags), counted, device_loops,
-                   alignment_of(tgt, all_flags), pack)
+                   alignment_of(tgt, all_flags), pack, loop_barriers)
     with lock, context():
         stack = _stack_flags(module)
         device = tgt.device_target(chip)
@@ -277,6 +292,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     input_key = iree_input_key(text, tgt, all_flags) if key else None
     vmfb = cache_get(input_key) if input_key else None
     if vmfb is None:
+        form = None
         try:
             vmfb = seal(iree_compile(text, tgt, all_flags))
         except XlaError as e:
@@ -284,13 +300,29 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
                 # IREE refused a counted loop's form (its stream partitioning left a dispatch
                 # of the peeled trip outside any execution region: docs/iree-limits.md): the
                 # program with its counted loops in the general form, its device loops kept
-                form = dict(counted=False, device_loops=device_loops)
+                form = dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)
             elif on_device:
                 # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms
                 # it is known to refuse are avoided there): the program with its loops on the host
-                form = dict(counted=counted, device_loops=False)
+                form = dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)
             else:
                 raise
+        else:
+            null_reads = check_artifact(vmfb, tgt) if _writes_module(all_flags) else []
+            if null_reads:
+                # IREE's VM would read a null buffer (iree-org/iree#24753, docs/iree-limits.md): the
+                # next form of the program's loops, as the runtime's fallbacks take them
+                if counted and "scf.for" in text:
+                    form = dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)
+                elif on_device:
+                    form = dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)
+                elif loop_barriers and tgt.desc.reduction_barriers:
+                    form = dict(counted=counted, device_loops=device_loops, loop_barriers=False)
+                else:
+                    raise XlaError(f"IREE's VM would fail on this program's loops on {tgt.name} (iree-org/iree#24753, "
+                                   f"docs/iree-limits.md), in every form xlair has for them: "
+                                   f"{null_reads[0]}")
+        if form is not None:
             vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
                                 check_limits=check_limits, pack=pack, **form)
         if input_key:
@@ -298,6 +330,32 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     if key:
         cache_put(key, vmfb)
     return vmfb
+
+
+def _writes_module(flags: list[str]) -> bool:
+    """Whether iree-compile run with these flags writes a module (not an earlier stage's IR,
+    which flags such as `--compile-to=flow` ask for)."""
+    for f in flags:
+        key, _, value = f.partition("=")
+        if (key == "--compile-to" and value != "end") or (key == "--output-format" and value != "vm-bytecode"):
+            return False
+    return True
+
+
+def check_artifact(vmfb: bytes, tgt: Target) -> list[str]:
+    """Check an artifact's VM code (xlair.vmcode) against its target: a dispatch that binds more
+    buffers than the target's HAL takes (its description's max_bindings) raises XlaError (IREE
+    would refuse the module when loading it); returns where IREE's VM would read a null buffer
+    (empty: it loads and runs)."""
+    text = vmcode.disassembly(vmfb)
+    limit = tgt.desc.max_bindings
+    over = {e: n for e, n in vmcode.bindings_per_export(text).items() if n > limit}
+    if over:
+        worst = max(over, key=over.get)
+        raise XlaError(f"IREE formed dispatches binding more buffers than {tgt.name} takes ({limit}): {worst} "
+                       f"binds {over[worst]}" + (f", and {len(over) - 1} more" if len(over) > 1 else "")
+                       + "; the module would fail when loaded (docs/iree-limits.md)")
+    return vmcode.null_ref_reads(text)
 
 
 def _stack_flags(module: ir.Module) -> list[str]:
@@ -317,10 +375,10 @@ def program_flags(comp: Computation, tgt: Target, chip: str | None = None, flags
     CPU_BUFFER_ALIGNMENT of its buffers for a program with a parameter large enough to be
     passed without a copy (device.IMPORT_BYTES), then the caller's."""
     own = tgt.compile_flags(chip)
-    if "--iree-opt-data-tiling" in own:
+    if "--iree-opt-data-tiling" in own and tgt.desc.data_tiling_work is not None:
         with lock, context():
             work = heaviest_work(comp.module, CONTRACTIONS)
-        if work < DATA_TILING_WORK:
+        if work < tgt.desc.data_tiling_work:
             own = own + ["--iree-opt-data-tiling=false"]
     if tgt.backend == "llvm-cpu" and alignment_of(tgt, list(flags)) is None and \
             any(layout(s)[2] >= IMPORT_BYTES for p in comp.program_shape.params for s in p.leaves()):

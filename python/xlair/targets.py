@@ -8,6 +8,7 @@ import functools
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
+from xlair.lowering.targets import TargetDescription, describe
 
 from . import cpus
 
@@ -36,6 +37,12 @@ class Target:
     def default_chip(self) -> str:
         """The chip compiled for when none is named (the cpu target: $XLAIR_CPU, else host)."""
         return cpus.default_chip() if self.backend == "llvm-cpu" else self.default_arch
+
+    @property
+    def desc(self) -> TargetDescription:
+        """What the lowering knows of the target (lowering/targets.py): its binding limit, loop
+        and precision policies, IREE workarounds and cost thresholds."""
+        return describe(self.name)
 
     def device_target(self, arch: str | None = None) -> str | None:
         """The `#hal.device.target` xlair puts on the module for one of its own chip

@@ -1,0 +1,129 @@
+"""What the lowering knows of each target: one description per target (docs/architecture.md,
+"Targets").
+
+The passes get the target as their option (`xla-to-linalg{target=cuda}`) and its patterns ask
+its description (`registry.options().desc`) what to do; no pattern compares target names.  A
+description holds the target's limits (the buffers a dispatch binds), its loop policy (which
+loops run on the device), its precision policy, the IREE workarounds it needs, each a named
+flag, and its cost thresholds.  A change for one target is a change of its line here; a new
+form the lowering chooses by target is a new field, documented where it is declared.
+
+python/xlair/targets.py (IREE's flags and runtime drivers per target) reads the shared facts
+from here: the binding limit (xlair.compile checks every artifact against it) and the data
+tiling threshold.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetDescription:
+    """One target as the lowering sees it.  `name` is None for the lowering for no target in
+    particular (xlair-opt without `target=`): the portable forms, with the CPU's numerics."""
+    name: str | None
+
+    # --- limits ---------------------------------------------------------------------------
+    #: buffers one dispatch may bind (its reads and its results).  IREE 3.13 fuses past it;
+    #: the module is then refused when loaded, not when compiled (docs/iree-limits.md)
+    max_bindings: int
+    #: tensors an element-wise tree may read (lowering/bindings.py), leaving room within
+    #: max_bindings for the results IREE fuses into the same dispatch
+    max_reads: int
+
+    # --- loops ----------------------------------------------------------------------------
+    #: loops run on the device: element-wise While loops per element (lowering/loops.py) and
+    #: small loops or program bodies as one dispatch of scalar loops (lowering/device_loops.py).
+    #: Scalar code: it pays on a CPU core, not on one GPU thread
+    device_loops: bool = False
+
+    # --- precision ------------------------------------------------------------------------
+    #: F16/BF16/F32 functions (sin, pow, tanh, ...), C64 functions and F32/C64 FFTs computed
+    #: in F64 and rounded once, F32 exp and tanh by xlair's own (within 1 ULP)
+    #: (lowering/elementwise.py, lowering/linalg_ops.py).  GPUs compute in the type: they may
+    #: lack F64, and have it to spare least
+    wide_math: bool = False
+    #: F16/BF16 products summed in F32 and rounded once (XLA's numerics; IREE's CUDA and ROCm
+    #: matmul codegen also fails on a BF16 accumulator).  Vulkan sums in the operands' type
+    f32_accumulation: bool = True
+
+    # --- forms for IREE -------------------------------------------------------------------
+    #: xlair's hand-written CPU forms: tile sizes (lowering/contraction.py, reduction.py), the
+    #: Sort kernel (lowering/sort.py), iree_linalg_ext.gather, the tiled SelectAndScatter, and
+    #: the products kept out of a forking chain (contraction.mark_forking_products) or of a
+    #: shared transpose's producer for IREE's CPU data tiling
+    cpu_kernels: bool = False
+    #: a convolution the CPU computes as one matmul of patches where that pays
+    #: (contraction._patches_pay)
+    conv_patches: bool = False
+    #: DynamicSlice / DynamicUpdateSlice starts computed where IREE puts them (the host) and
+    #: the slice taken with dynamic offsets; otherwise each element computes them in the
+    #: kernel (lavapipe returned an earlier call's slice: docs/iree-limits.md)
+    host_slice_offsets: bool = False
+
+    # --- IREE workarounds (docs/iree-limits.md) -------------------------------------------
+    #: a reduction reads a computed operand from a dispatch of its own (CUDA / ROCm codegen:
+    #: "failed to get neutral element for reduction", "failed to distribute")
+    reduction_barriers: bool = False
+    #: complex results made from planar parts after a reduction go through a barrier (LLVMGPU
+    #: thread tiling reads complex<f32>'s bit width and crashes)
+    complex_join_barrier: bool = False
+    #: a convolution operand converted to the summing type stays a dispatch of its own (SPIR-V
+    #: folds the conversion into the convolution and gets it wrong)
+    conv_convert_dispatch: bool = False
+    #: a grouped 3-D depthwise convolution with a feature multiplier as the generic form (IREE
+    #: 3.13's SPIR-V code for depthwise_conv_3d_ndhwc_dhwcm left half the outputs zero)
+    depthwise_3d_generic: bool = False
+    #: Scatter indexes dimensions whose window is narrower than the operand instead of cutting
+    #: them (SPIR-V crashed on a 64-bit scatter into a cut-out window)
+    scatter_indexed_windows: bool = False
+    #: a channels-last convolution's output features padded up to a multiple of this (ROCm's
+    #: implicit GEMM crashed in LLVM on feature counts not a multiple of 16); 1: none
+    conv_feature_multiple: int = 1
+
+    # --- cost thresholds ------------------------------------------------------------------
+    #: IREE's data tiling only for programs with a contraction of at least this many
+    #: multiply-adds (None: the target's flags do not data-tile); see CPU below
+    data_tiling_work: int | None = None
+
+
+#: Data tiling (IREE packs a contraction's operands into tiles for its micro-kernels) only for
+#: programs with a contraction of at least this many multiply-adds (lowering/cost.py op_work;
+#: xlair.compile's program_flags turns it off below, lowering/contraction.py tiles smaller
+#: matmuls itself).  Below, the packing dispatches cost more than they save, and each is code to
+#: compile: measured (bench/NOTES.md section 16, Xeon), untiled 64x784x256 matmul 0.77x the tiled
+#: time, batched 8x128^3 0.55x, the real programs with small matmuls 0.8-0.9x, their cold
+#: compiles 10-40% shorter; a 1024^3 matmul is 2.9x slower untiled.  On an AMD Zen 4 (section
+#: 19), best of 9 rounds untiled/tiled: 256x784x512 0.91, 784x256x512 0.78, 512^3 0.98,
+#: 256x2048x512 1.01, 512x1024x1024 1.46, 1024^3 1.40; the MLP step of `make bench` (256x784x512
+#: and its transposed forms) 2.42-2.5 ms against 2.87-2.94 tiled (XLA:CPU 2.58-2.69).
+_CPU_DATA_TILING_WORK = 1 << 27
+
+#: IREE's CPU HAL runs a dispatch with at most 32 bindings ("binding count 35 > 32; while
+#: invoking native function hal.command_buffer.dispatch")
+CPU = TargetDescription("cpu", max_bindings=32, max_reads=24, device_loops=True, wide_math=True,
+                        cpu_kernels=True, conv_patches=True, host_slice_offsets=True,
+                        data_tiling_work=_CPU_DATA_TILING_WORK)
+#: no target in particular: the CPU's limits and numerics, none of its own kernels or loops
+PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True, conv_patches=True,
+                             host_slice_offsets=True)
+#: IREE's CUDA HAL: IREE_HAL_CUDA_MAX_DISPATCH_BINDING_COUNT = 16 (native_executable.c checks
+#: each export's binding count when the module is loaded)
+CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, reduction_barriers=True,
+                         complex_join_barrier=True, conv_convert_dispatch=True, depthwise_3d_generic=True,
+                         scatter_indexed_windows=True)
+#: IREE's HIP HAL: IREE_HAL_HIP_MAX_DISPATCH_BINDING_COUNT = 16, checked the same way
+ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
+#: IREE's Vulkan HAL checks a pipeline's storage buffers against the device's
+#: maxPerStageDescriptorStorageBuffers when it loads the module: no number of IREE's own, and
+#: xlair's "generic" target names no device.  16, the most restrictive of IREE's GPU HALs
+#: (CUDA, HIP): desktop drivers allow far more, Vulkan's own minimum is 4
+VULKAN = TargetDescription("vulkan", max_bindings=16, max_reads=12, f32_accumulation=False,
+                           conv_convert_dispatch=True, depthwise_3d_generic=True, scatter_indexed_windows=True)
+
+DESCRIPTIONS = {d.name: d for d in (CPU, VULKAN, CUDA, ROCM)}
+
+
+def describe(name: str | None) -> TargetDescription:
+    """The description of a target named as the pass option `target` names it (None: none)."""
+    return PORTABLE if name is None else DESCRIPTIONS[name]
