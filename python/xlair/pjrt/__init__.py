@@ -25,4 +25,6 @@ def capsule():
 def initialize() -> None:
     """The `jax_plugins` entry point: register the plugin with JAX under the name `xlair`."""
     from jax._src import xla_bridge
+    from .lowerings import register
     xla_bridge.register_plugin(PLATFORM, priority=PRIORITY, c_api=capsule())
+    register(PLATFORM)

@@ -12,11 +12,16 @@ as it is).  ctypes callbacks take the GIL themselves, so JAX may call from any t
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 
 import numpy as np
 
 from . import abi, engine
 from .engine import PjrtError, check
+
+#: XLAIR_PJRT_TRACE=1: each call's name on stderr as it comes in
+_TRACE = os.environ.get("XLAIR_PJRT_TRACE", "") not in ("", "0")
 
 #: handle (the object's id) -> object, for every object C holds
 _live: dict[int, object] = {}
@@ -670,7 +675,9 @@ def Buffer_ToHostBuffer(a):
         return
     check(a.dst_size >= b.nbytes, f"dst_size {a.dst_size} is smaller than the buffer's {b.nbytes} bytes")
     if b.nbytes:
-        src = np.ascontiguousarray(b.host_view())
+        src = b.host_view()
+        if not src.flags.c_contiguous:
+            src = src.copy()
         ctypes.memmove(a.dst, src.ctypes.data, b.nbytes)
     a.event = _new_event()
 
@@ -716,6 +723,8 @@ def _entry(name: str):
 
     def call(p):
         try:
+            if _TRACE:
+                print("xlair pjrt:", name, file=sys.stderr, flush=True)
             return fn(args_t.from_address(p))
         except BaseException as e:  # noqa: BLE001  (nothing may reach C: an error it returns)
             try:
@@ -740,6 +749,13 @@ def api() -> abi.Api:
             entry = _entry(name)
             _ENTRIES.append(entry)
             setattr(table, name, ctypes.cast(entry, ctypes.c_void_p).value)
+        # immortal: JAX's client outlives this module at exit (the last garbage collection
+        # destroys it and it calls PJRT_Client_Destroy): the table and its thunks must never
+        # be freed, whatever order the interpreter tears things down in
+        incref = ctypes.pythonapi.Py_IncRef
+        incref.argtypes, incref.restype = [ctypes.py_object], None
+        for obj in (table, *_ENTRIES, _DELETER):
+            incref(obj)
         _API = table
     return _API
 

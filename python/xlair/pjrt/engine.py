@@ -111,7 +111,9 @@ class Buffer:
 def buffer_from_host(host: np.ndarray, device: Device) -> Buffer:
     """A buffer holding a copy of `host` (copied during the call: the caller's memory may go
     once it returns)."""
-    return Buffer(device_put(np.ascontiguousarray(host)), device)
+    if not host.flags.c_contiguous:
+        host = host.copy()          # (np.ascontiguousarray would make a scalar 1-d)
+    return Buffer(device_put(host), device)
 
 
 _MODULE_NAME = re.compile(r"module @([\w.$-]+)")
