@@ -1,0 +1,219 @@
+"""The Python engine behind the PJRT plugin: a client with one CPU device and its memory,
+buffers that are `xla.Array`s (IREE buffers), executables compiled by xlair from the StableHLO
+JAX hands over, and events (xlair's calls return when their results are written, so every
+event is ready when made).
+
+Nothing here knows the C ABI (abi.py) or the callbacks (api.py); the objects are plain Python,
+and api.py hands their `id()`s to C as handles.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+from xlair.dialect.checks import XlaError
+
+from ..arrays import Array
+from ..device import layout, mapped
+from ..runtime import device_put
+
+PLATFORM = "xlair"
+DEVICE_KIND = "xlair cpu"
+MEMORY_KIND = "device"
+
+
+class PjrtError(Exception):
+    """An error a PJRT call returns: a PJRT_Error_Code and its message."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class Event:
+    """An event that is ready when made, with an error message or None."""
+
+    __slots__ = ("error", "__weakref__")
+
+    def __init__(self, error: str | None = None):
+        self.error = error
+
+
+class Memory:
+    def __init__(self, client: "Client", mid: int):
+        self.client, self.id, self.kind, self.kind_id = client, mid, MEMORY_KIND, 0
+        self.debug_string = f"{PLATFORM}:{MEMORY_KIND}:{mid}"
+
+
+class DeviceDescription:
+    def __init__(self, did: int):
+        self.id, self.process_index, self.kind = did, 0, DEVICE_KIND
+        self.to_string = f"XlairCpuDevice(id={did})"
+        self.debug_string = f"{PLATFORM}:cpu:{did}"
+
+
+class Device:
+    def __init__(self, client: "Client", did: int):
+        self.client, self.description, self.local_hardware_id = client, DeviceDescription(did), did
+        self.memory = Memory(client, did)
+
+
+class Client:
+    """One process, one CPU device (IREE's local-task / local-sync drivers)."""
+
+    def __init__(self):
+        self.platform_name, self.process_index = PLATFORM, 0
+        self.platform_version = "xlair (IREE llvm-cpu)"
+        self.devices = [Device(self, 0)]
+        self.memories = [d.memory for d in self.devices]
+        self._keep = {}         # what C reads through pointers the client hands out
+
+    def device(self, did: int) -> Device:
+        for d in self.devices:
+            if d.description.id == did:
+                return d
+        raise PjrtError(5, f"no xlair device with id {did}")
+
+
+class Buffer:
+    """A PJRT buffer: an `xla.Array` on the device (None once deleted)."""
+
+    __slots__ = ("array", "device", "dtype", "dims", "_keep", "__weakref__")
+
+    def __init__(self, array: Array, device: Device):
+        self.array, self.device = array, device
+        self.dtype, self.dims = np.dtype(array.dtype), tuple(array.shape)
+        self._keep = {}         # what C reads through pointers this buffer hands out
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.dims, dtype=np.int64)) * self.dtype.itemsize
+
+    def live(self) -> Array:
+        if self.array is None:
+            raise PjrtError(9, "the buffer was deleted or donated")
+        return self.array
+
+    def host_view(self) -> np.ndarray:
+        """The buffer's values as numpy: a view of IREE's mapped host memory where there is
+        one (no copy), else a copy read back."""
+        a = self.live()
+        bv = a._bv
+        if bv is not None and a._target.backend == "llvm-cpu":
+            lay = layout(a._shape)
+            if bv.byte_length == lay[2]:
+                return mapped(bv, lay)
+        return np.asarray(a)
+
+
+def buffer_from_host(host: np.ndarray, device: Device) -> Buffer:
+    """A buffer holding a copy of `host` (copied during the call: the caller's memory may go
+    once it returns)."""
+    if not host.flags.c_contiguous:
+        host = host.copy()          # (np.ascontiguousarray would make a scalar 1-d)
+    return Buffer(device_put(host), device)
+
+
+_MODULE_NAME = re.compile(r"module @([\w.$-]+)")
+
+
+class Executable:
+    """A loaded executable: the StableHLO module JAX compiled, imported and compiled by xlair
+    (its compile cache keyed by the module's text)."""
+
+    def __init__(self, client: Client, text: str):
+        from ..jax_bridge import compile_text       # the compile side, loaded on first compile
+        self.client, self.text = client, text
+        m = _MODULE_NAME.search(text)
+        self.name = m.group(1) if m else "main"
+        self.exe = compile_text(text, self.name, "cpu", None, {})
+        self.outputs = [s for s in self.exe.result_shape.leaves()]
+        if any(s.is_token or s.is_tuple for s in self.outputs) or any(
+                p.is_tuple or p.is_token for p in self.exe.parameter_shapes):
+            raise PjrtError(12, f"{self.name}: tokens and tuples as parameters or results are not "
+                                "supported by the xlair PJRT plugin yet")
+        if self.exe.replicas != 1:
+            raise PjrtError(12, f"{self.name}: {self.exe.replicas} replicas; the xlair PJRT plugin "
+                                "runs one replica on one device")
+        self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
+        self.deleted = False
+        self._keep = {}
+
+    def execute(self, args: list[Buffer], device: Device) -> list[Buffer]:
+        if self.deleted:
+            raise PjrtError(9, f"executable {self.name} was deleted")
+        params = self.exe._leaves_in
+        if len(args) != len(params):
+            raise PjrtError(3, f"executable {self.name} takes {len(params)} arguments; got {len(args)}")
+        outs = self.exe.call_leaves([b.live() for b in args])
+        return [Buffer(o if type(o) is Array else device_put(np.asarray(o)), device) for o in outs]
+
+
+def deserialize(code: bytes, fmt: str) -> str:
+    """The text of the StableHLO module in a PJRT_Program: MLIR bytecode of a StableHLO portable
+    artifact (what JAX sends), plain MLIR bytecode, or MLIR text; read with jaxlib's MLIR (which
+    knows the VHLO versions JAX writes)."""
+    if fmt != "mlir":
+        raise PjrtError(3, f"the xlair PJRT plugin compiles programs in the format 'mlir' "
+                           f"(StableHLO); got {fmt!r}")
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import hlo
+    with jax_mlir.make_ir_context() as ctx:
+        try:
+            module = hlo.deserialize_portable_artifact(ctx, code)
+        except Exception:           # noqa: BLE001  (not an artifact: bytecode or text as it is)
+            try:
+                module = ir.Module.parse(code)
+            except Exception as e:  # noqa: BLE001
+                raise PjrtError(3, f"cannot read the program as StableHLO: {e}") from None
+        return module.operation.get_asm(enable_debug_info=False)
+
+
+def host_array(data: int, type_name: str, dims: tuple, byte_strides: tuple | None) -> np.ndarray:
+    """A numpy view of host memory at address `data` (dense row-major when `byte_strides` is
+    None)."""
+    import ctypes
+    dtype = np.dtype(type_name) if type_name != "bfloat16" else _bfloat16()
+    n = int(np.prod(dims, dtype=np.int64))
+    if n == 0:
+        return np.zeros(dims, dtype)
+    if byte_strides is None or byte_strides == _dense_strides(dims, dtype.itemsize):
+        span = n * dtype.itemsize
+        raw = (ctypes.c_char * span).from_address(data)
+        return np.frombuffer(raw, dtype, n).reshape(dims)
+    if any(s < 0 for s in byte_strides):
+        raise PjrtError(12, "negative byte strides are not supported by the xlair PJRT plugin")
+    span = sum((d - 1) * s for d, s in zip(dims, byte_strides)) + dtype.itemsize
+    raw = (ctypes.c_char * span).from_address(data)
+    return np.ndarray(dims, dtype, buffer=raw, strides=byte_strides)
+
+
+def _dense_strides(dims: tuple, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for d in reversed(dims):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+def _bfloat16():
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def check(cond: bool, message: str, code: int = 3) -> None:
+    if not cond:
+        raise PjrtError(code, message)
+
+
+def error_text(e: BaseException) -> tuple[int, str]:
+    """(PJRT_Error_Code, message) of an exception raised inside a call: xlair's XlaError text
+    as it is."""
+    if isinstance(e, PjrtError):
+        return e.code, str(e)
+    if isinstance(e, XlaError):
+        return 3, str(e)
+    return 13, f"{type(e).__name__}: {e}"

@@ -1,0 +1,171 @@
+"""The PJRT plugin (python/xlair/pjrt, docs/pjrt.md): unchanged JAX programs on the device
+`xlair`, checked against JAX on XLA:CPU in the same process (JAX_PLATFORMS=xlair,cpu: xlair
+is the default device, `CPU` the reference).  Each case runs in a child process, so a crash
+in the plugin fails the case instead of killing pytest."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("jax")
+
+PRELUDE = """
+import jax, numpy as np, jax.numpy as jnp
+from jax import lax
+XL, CPU = jax.devices("xlair")[0], jax.devices("cpu")[0]
+def same(f, *args, rtol=1e-5, atol=1e-6):
+    '''f's result on xlair (the default device) is on xlair and matches XLA:CPU's.'''
+    got = f(*args)
+    with jax.default_device(CPU):
+        want = f(*[jax.device_put(a, CPU) for a in args])
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert g.devices() == {XL}, g.devices()
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
+    return got
+"""
+
+
+def run(body: str, platforms: str | None = "xlair,cpu", timeout: int = 300, prelude: bool = True) -> str:
+    env = dict(os.environ)
+    env.pop("JAX_PLATFORMS", None)
+    if platforms:
+        env["JAX_PLATFORMS"] = platforms
+    code = (PRELUDE if prelude else "import jax, numpy as np, jax.numpy as jnp\n") + \
+        textwrap.dedent(body) + "\nprint('OK')\n"
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0 and p.stdout.rstrip().endswith("OK"), (
+        f"rc={p.returncode}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-5000:]}")
+    return p.stdout
+
+
+def test_devices_listed_without_being_the_default():
+    out = run("""
+        devs = jax.devices("xlair")
+        assert len(devs) == 1 and devs[0].platform == "xlair", devs
+        assert jax.default_backend() == "cpu", jax.default_backend()
+        print(devs[0].device_kind)
+    """, platforms=None)
+    assert "xlair" in out
+
+
+def test_only_xlair():
+    run("""
+        x = jnp.arange(6.0).reshape(2, 3)
+        assert jax.default_backend() == "xlair" and x.devices() == set(jax.devices())
+        h = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+        np.testing.assert_allclose(np.asarray(jax.jit(lambda v: jnp.sin(v) @ v.T)(x)), np.sin(h) @ h.T,
+                                   rtol=1e-5)
+    """, platforms="xlair", prelude=False)
+
+
+def test_jit_and_eager_ops():
+    run("""
+        x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+        same(jax.jit(lambda a, b: jnp.tanh(a) @ b.T + 1), x, x)
+        same(lambda a: (a * 2 + jnp.exp(a)).sum(axis=0), x)                # eager, op by op
+        same(lambda a: jnp.where(a > 0.5, a, -a).max(), x)
+        same(lambda: (jnp.arange(5) * 3, jnp.zeros((0, 3)), jnp.array([True, False]) & True))
+        same(lambda a: jnp.asarray(a).astype(jnp.bfloat16) * 2, x, rtol=1e-2)
+        same(lambda a: jnp.cumsum(a, axis=1), x)
+    """)
+
+
+def test_device_put_get_block_and_delete():
+    run("""
+        h = np.arange(6, dtype=np.int32).reshape(2, 3)
+        a = jax.device_put(h, XL)
+        assert a.devices() == {XL}
+        assert a.block_until_ready() is a
+        assert np.array_equal(jax.device_get(a), h) and np.array_equal(np.asarray(a.T), h.T)
+        b = jax.device_put(np.asfortranarray(h.astype(np.float32)), XL)   # strided host data
+        assert np.array_equal(np.asarray(b), h)
+        s = jax.device_put(np.float32(3), XL)
+        assert s.shape == () and float(s) == 3.0
+        c = jax.device_put(a, CPU)
+        assert c.devices() == {CPU} and np.array_equal(np.asarray(c), h)
+        a.delete()
+        assert a.is_deleted()
+    """)
+
+
+def test_grad_and_vmap():
+    run("""
+        w = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+        same(jax.grad(lambda v: jnp.sum(jnp.tanh(v @ v.T))), w)
+        same(jax.jit(jax.value_and_grad(lambda v: jnp.mean(jnp.sin(v) ** 2))), w)
+        same(jax.vmap(lambda v: jnp.dot(v, v)), w)
+        same(jax.jit(jax.vmap(jax.grad(lambda v: jnp.sum(v ** 3)))), w)
+    """)
+
+
+def test_control_flow():
+    run("""
+        same(lambda: lax.fori_loop(0, 5, lambda i, c: c + i, 0.0))
+        same(jax.jit(lambda x: lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] * 2, c[1] + 1), (x, 0))), 1)
+        same(jax.jit(lambda p, x: lax.cond(p, lambda v: v + 1, lambda v: v - 1, x)), True, 3.0)
+        same(jax.jit(lambda x: lax.scan(lambda c, v: (c + v, c * v), 0.0, x)), np.arange(5, dtype=np.float32))
+        same(jax.jit(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x)), 2, 0.5)
+    """)
+
+
+def test_typed_prng_keys():
+    run("""
+        def draw(seed):
+            k1, k2 = jax.random.split(jax.random.key(seed))
+            return jax.random.normal(k1, (3,)), jax.random.uniform(k2, (2, 2)), jax.random.key_data(k2)
+        same(draw, 0)
+        same(jax.jit(draw), 7)
+    """)
+
+
+def test_flax_and_optax():
+    run("""
+        import flax.linen as nn, optax
+        class M(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(4)(nn.relu(nn.Dense(8)(x)))
+        m, opt = M(), optax.adam(1e-2)
+        x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+        def train(x):
+            p = m.init(jax.random.key(0), x)
+            s = opt.init(p)
+            @jax.jit
+            def step(p, s):
+                l, g = jax.value_and_grad(lambda p: jnp.mean(m.apply(p, x) ** 2))(p)
+                u, s = opt.update(g, s, p)
+                return optax.apply_updates(p, u), s, l
+            losses = []
+            for _ in range(3):
+                p, s, l = step(p, s)
+                losses.append(l)
+            return losses
+        same(train, x, rtol=1e-4)
+    """)
+
+
+def test_linalg_through_cpu_lowerings():
+    run("""
+        a = np.array([[4., 1, 0], [1, 3, 1], [0, 1, 2]], np.float32)
+        same(jnp.linalg.cholesky, a, rtol=1e-4)
+        same(lambda m: jnp.linalg.eigh(m)[0], a, rtol=1e-4)
+        same(lambda m: jnp.linalg.svd(m)[1], a, rtol=1e-4)
+        same(lambda m: jnp.linalg.solve(m, jnp.ones(3)), a, rtol=1e-4)
+    """)
+
+
+def test_unimplemented_call_is_a_clean_error():
+    out = run("""
+        a = jnp.ones(3)
+        try:
+            a.unsafe_buffer_pointer()
+            raise AssertionError("no error")
+        except jax.errors.JaxRuntimeError as e:
+            assert "UNIMPLEMENTED" in str(e) and "PJRT_Buffer_UnsafePointer" in str(e), e
+        assert jax.devices()[0].memory_stats() is None                # (UNIMPLEMENTED: None)
+        assert np.array_equal(np.asarray(a + 1), [2, 2, 2])           # and the plugin goes on
+    """)
+    assert "OK" in out
