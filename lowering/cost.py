@@ -46,6 +46,12 @@ def _elements(t: ir.Type) -> int:
 DATA_TILING_WORK = 1 << 27
 
 
+#: The largest matrix dimension of a linear-algebra custom call (JAX's LAPACK calls) that the
+#: CPU runs as device code (lowering/linalg_expand.py) rather than by calling LAPACK on the
+#: host, under the pass option linalg=auto: 0, LAPACK for every size (bench/NOTES.md).
+LINALG_DEVICE_MAX = 0
+
+
 #: the contractions (whose work is counted in multiply-adds)
 CONTRACTIONS = ("xla.dot", "xla.dot_general", "xla.conv", "xla.conv_with_general_padding",
                 "xla.conv_general_dilated")

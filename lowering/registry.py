@@ -43,11 +43,14 @@ class Options:
     driven by the host (lowering/device_loops.py moves small ones onto the CPU device; the
     compiler's fallback when IREE refuses one).  `vectors=256` says the CPU's widest vectors are
     256 bits (no AVX-512: an AMD Zen 3's, x86-64-v3), where some forms lower differently
-    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features."""
+    (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features.
+    `linalg` says which linear-algebra custom calls xla-expand-linalg turns into device code
+    (lowering/linalg_expand.py): auto, device (all it can) or host (none)."""
     target: str | None = None
     counted: str = "on"
     loops: str = "device"
     vectors: str = "512"
+    linalg: str = "auto"
 
     @property
     def on_cpu(self) -> bool:
