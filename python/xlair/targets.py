@@ -156,11 +156,10 @@ def _widening_matmul(ins: set, outs: set, attrs: dict) -> bool:
 def _host_linalg(ins: set, outs: set, attrs: dict):
     """A custom call of one of xlair's LAPACK-backed targets that xla-expand-linalg does not
     turn into device code (lowering/linalg_expand.py): its routine's name."""
-    from .lapack import routine_of
-    from xlair.lowering.linalg_expand import routine_of as expanded
+    from .lapack import on_device, routine_of
     target_name = attrs.get("target_name", "").strip('"')
     name = routine_of(target_name)
-    return name and not expanded(target_name, ins) and f"{target_name}: LAPACK {name}"
+    return name and not on_device(target_name, ins) and f"{target_name}: LAPACK {name}"
 
 
 _NO_DEVICE_LINALG = ("xlair runs these of JAX's LAPACK custom calls (and of XLA's Qr, Eigh, LuDecomposition, "

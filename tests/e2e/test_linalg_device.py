@@ -168,6 +168,17 @@ def test_device_form_on_vulkan(name):
     _check(name, _mat((2, 4, 4), np.float32, len(name)), "vulkan")
 
 
+def test_the_targets_table_names_what_is_expanded():
+    """xlair.targets reads which calls run as device code from xlair.lapack (the run side may
+    not import the lowering): the same calls lowering/linalg_expand.py expands."""
+    from xlair import lapack
+    from xlair.lowering import linalg_expand
+    for target_name in lapack.TARGETS:
+        for types in ({"f32"}, {"c64"}):
+            assert lapack.on_device(target_name, types) == (linalg_expand.routine_of(target_name, types) is not None), \
+                (target_name, types)
+
+
 @pytest.mark.parametrize("gpu", ["cuda", "rocm"])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_compiles_for_gpus(name, gpu):
