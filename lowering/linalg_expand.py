@@ -28,7 +28,8 @@ is 0, or 1 where the result has a NaN (JAX's program then fills the results with
 
 The pass option `linalg` says which calls are expanded: `auto` (the default) every call a
 target other than the CPU cannot run on the host, and on the CPU those small enough that the
-device form is faster (lowering/cost.py LINALG_DEVICE_MAX); `device` every call it covers;
+device form is faster (lowering/cost.py LINALG_DEVICE_MAX: up to n = 32 for the
+factorisations; the Jacobi methods stay on LAPACK); `device` every call it covers;
 `host` none.
 """
 from __future__ import annotations
@@ -301,12 +302,12 @@ def _size(shapes: list[Shape]) -> int:
     return max((max(s.dims[-2:]) for s in shapes if s.rank >= 2), default=0)
 
 
-def _wanted(opts, shapes) -> bool:
+def _wanted(opts, name: str, shapes) -> bool:
     if opts.linalg == "host":
         return False
     if opts.linalg == "device" or not opts.on_cpu:
         return True
-    return opts.target == "cpu" and _size(shapes) <= LINALG_DEVICE_MAX
+    return opts.target == "cpu" and _size(shapes) <= LINALG_DEVICE_MAX.get(name, 0)
 
 
 def expand(module: ir.Module) -> None:
@@ -325,7 +326,7 @@ def expand(module: ir.Module) -> None:
         args = d.unpack(call)
         shapes = [Shape.from_mlir(v.type) for v in args["args"]]
         name = routine_of(args["target_name"], {s.element_type.name for s in shapes})
-        if name is None or not _wanted(opts, shapes):
+        if name is None or not _wanted(opts, name, shapes):
             continue
         result = Shape.from_mlir(call.results[0].type)
         leaves = result.leaves()
