@@ -184,5 +184,5 @@ def test_the_targets_table_names_what_is_expanded():
 def test_compiles_for_gpus(name, gpu):
     for dt in (np.float32, np.float64):
         with jax.enable_x64(dt == np.float64):
-            comp = xla.from_jax(FUNCTIONS[name], _mat((2, 4, 4), dt, 0))
+            comp = xla.from_jax(FUNCTIONS[name], _mat((4, 4) if name in UNBATCHED else (2, 4, 4), dt, 0))
         assert compile_vmfb(comp, gpu)[:8]
