@@ -33,6 +33,18 @@ def _elements(t: ir.Type) -> int:
         return 0
 
 
+#: The largest matrix dimension of a linear-algebra custom call (JAX's LAPACK calls), per
+#: routine, that the CPU runs as device code (lowering/linalg_expand.py) rather than by calling
+#: LAPACK on the host, under the pass option linalg=auto.  A host LAPACK call costs 40-100 us
+#: whatever the size; the device forms cost a few us at n = 4-8 and grow faster.  Measured
+#: (bench/NOTES.md section 28, AMD EPYC, f32, bench/bench_linalg_device.py), device / LAPACK:
+#: cholesky 0.13 at n = 8, 0.44 at 32, 2.0 at 64; solve 0.06, 0.53, 23; det 0.12, 0.95, 13; qr
+#: 0.12, 0.71, 4.0; eigh 0.27 at 8, 6.7 at 16; svd 0.33 at 8, 1.5 at 16.  The Jacobi methods
+#: (syevd, gesdd) stay on LAPACK all the same: their vectors' signs are not LAPACK's, and a
+#: program compared with jax.jit on the CPU would see them change with the size.
+LINALG_DEVICE_MAX = {"potrf": 32, "trsm": 32, "getrf": 32, "geqrf": 32, "orgqr": 32, "LuDecomposition": 32}
+
+
 #: the contractions (whose work is counted in multiply-adds)
 CONTRACTIONS = ("xla.dot", "xla.dot_general", "xla.conv", "xla.conv_with_general_padding",
                 "xla.conv_general_dilated")

@@ -15,13 +15,17 @@ names):
                        element types become signless; fails if an xla op is left; element-wise
                        trees reading more tensors than a dispatch binds are cut
                        (lowering/bindings.py)
-  xla-to-iree-input    the three above, in order: what IREE is given
+  xla-expand-linalg    linear-algebra custom calls (JAX's LAPACK calls, XLA's Qr, Eigh, ...) as
+                       xla ops, where the target has no host LAPACK (lowering/linalg_expand.py)
+  xla-to-iree-input    xla-simplify, xla-expand-linalg, xla-flatten-tuples, xla-to-linalg, in
+                       order: what IREE is given
 
 Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vulkan, cuda or
 rocm; left out, the lowering is for no target in particular), `counted` (on, the default,
 or off: counted While loops kept in the general form) and `loops` (device, the default, or
-host: no loop moved onto the device by xla-device-loops), `vectors` (512 or 256) and `barriers`
-(all, or outside-loops: the target's reduction barriers left out of loop bodies).  Its patterns read them through
+host: no loop moved onto the device by xla-device-loops), `vectors` (512 or 256), `barriers`
+(all, or outside-loops: the target's reduction barriers left out of loop bodies) and `linalg`
+(auto, device or host: which linear-algebra custom calls xla-expand-linalg expands).  Its patterns read them through
 `registry.options()`.  A textual pipeline mixes xlair passes and upstream MLIR passes
 (`builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)`): `plan` parses it
 into steps, `run_steps` runs them; xlair-opt is a CLI over the two.
@@ -36,7 +40,7 @@ from xlair.dialect.core import all_ops, find_function, functions, location_str, 
 from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
-from . import libm, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
+from . import libm, linalg_expand, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_forking_products
 from .control_flow import even_out_loops, mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
 from .bindings import split_wide_fusions
@@ -50,7 +54,8 @@ from .registry import (Options, TARGET_NAMES, builtin_type, cast, inline_body, r
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
 OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host"), "vectors": ("512", "256"),
-           "barriers": ("all", "outside-loops")}
+           "barriers": ("all", "outside-loops"),
+           "linalg": ("auto", "device", "host")}
 
 
 def register_pass(name: str):
@@ -342,9 +347,16 @@ def device_loops_pass(module: ir.Module) -> None:
     device_loops(module)
 
 
+@register_pass("xla-expand-linalg")
+def expand_linalg(module: ir.Module) -> None:
+    """Linear-algebra custom calls as xla ops: lowering/linalg_expand.py."""
+    linalg_expand.expand(module)
+
+
 @register_pass("xla-to-iree-input")
 def to_iree_input(module: ir.Module) -> None:
     simplify(module)
+    expand_linalg(module)
     flatten_tuples(module)
     to_linalg(module)
 

@@ -49,12 +49,15 @@ class Options:
     (lowering/contraction.py: convolutions); xlair.compile sets it from the chip's features.
     `barriers=outside-loops` leaves the target's reduction barriers (its description's
     reduction_barriers) out of loop bodies: the compiler's form when IREE's VM would read a
-    null buffer in the loop (docs/iree-limits.md, python/xlair/vmcode.py)."""
+    null buffer in the loop (docs/iree-limits.md, python/xlair/vmcode.py).
+    `linalg` says which linear-algebra custom calls xla-expand-linalg turns into device code
+    (lowering/linalg_expand.py): auto, device (all it can) or host (none)."""
     target: str | None = None
     counted: str = "on"
     loops: str = "device"
     vectors: str = "512"
     barriers: str = "all"
+    linalg: str = "auto"
 
     @property
     def desc(self) -> TargetDescription:

@@ -61,6 +61,11 @@ class TargetDescription:
     #: kernel (lavapipe returned an earlier call's slice: docs/iree-limits.md)
     host_slice_offsets: bool = False
 
+    #: JAX's linear-algebra custom calls (LAPACK) run by LAPACK on the host (python/xlair/lapack.py),
+    #: but for the small ones that cpu_kernels targets expand (lowering/cost.py LINALG_DEVICE_MAX);
+    #: without it, every call xla-expand-linalg covers becomes device code (lowering/linalg_expand.py)
+    host_linalg: bool = False
+
     # --- IREE workarounds (docs/iree-limits.md) -------------------------------------------
     #: a reduction reads a computed operand from a dispatch of its own (CUDA / ROCm codegen:
     #: "failed to get neutral element for reduction", "failed to distribute")
@@ -102,11 +107,11 @@ _CPU_DATA_TILING_WORK = 1 << 27
 #: IREE's CPU HAL runs a dispatch with at most 32 bindings ("binding count 35 > 32; while
 #: invoking native function hal.command_buffer.dispatch")
 CPU = TargetDescription("cpu", max_bindings=32, max_reads=24, device_loops=True, wide_math=True,
-                        cpu_kernels=True, conv_patches=True, host_slice_offsets=True,
+                        cpu_kernels=True, conv_patches=True, host_slice_offsets=True, host_linalg=True,
                         data_tiling_work=_CPU_DATA_TILING_WORK)
 #: no target in particular: the CPU's limits and numerics, none of its own kernels or loops
 PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True, conv_patches=True,
-                             host_slice_offsets=True)
+                             host_slice_offsets=True, host_linalg=True)
 #: IREE's CUDA HAL: IREE_HAL_CUDA_MAX_DISPATCH_BINDING_COUNT = 16 (native_executable.c checks
 #: each export's binding count when the module is loaded)
 CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, reduction_barriers=True,

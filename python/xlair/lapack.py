@@ -240,6 +240,26 @@ for _name, _fn, _core in (("Qr", _geqrf, (2,)), ("ProductOfElementaryHouseholder
     TARGETS[_name] = (Routine(_name, _fn, _core, _ALL), None)
 
 
+#: The routines (and XLA's targets) that the GPU targets run as device code, in the real
+#: types (LAPACK prefixes s, d): what lowering/linalg_expand.py expands.  Kept here, as data,
+#: for xlair.targets, which the run side imports (tests/e2e/test_linalg_device.py checks that
+#: the two agree).
+DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gesvd", "Qr",
+                             "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
+DEVICE_TYPES = _REAL
+
+
+def on_device(target_name: str, operand_types) -> bool:
+    """Whether a call of `target_name` with operands of the xla element type names
+    `operand_types` runs as device code on the GPU targets."""
+    routine = routine_of(target_name)
+    if routine not in DEVICE_ROUTINES:
+        return False
+    if target_name.startswith("lapack_"):
+        return target_name[len("lapack_")] in DEVICE_TYPES
+    return not set(operand_types) & {"c64", "c128"}
+
+
 def routine_of(target_name: str) -> str | None:
     """The LAPACK routine (or XLA decomposition) a built-in target runs, or None."""
     hit = TARGETS.get(target_name)

@@ -161,15 +161,18 @@ def _widening_matmul(ins: set, outs: set, attrs: dict) -> bool:
 
 
 def _host_linalg(ins: set, outs: set, attrs: dict):
-    """A custom call of one of xlair's LAPACK-backed targets: its routine's name."""
-    from .lapack import routine_of
-    name = routine_of(attrs.get("target_name", "").strip('"'))
-    return name and f"{attrs['target_name'].strip(chr(34))}: LAPACK {name}"
+    """A custom call of one of xlair's LAPACK-backed targets that xla-expand-linalg does not
+    turn into device code (lowering/linalg_expand.py): its routine's name."""
+    from .lapack import on_device, routine_of
+    target_name = attrs.get("target_name", "").strip('"')
+    name = routine_of(target_name)
+    return name and not on_device(target_name, ins) and f"{target_name}: LAPACK {name}"
 
 
-_NO_DEVICE_LINALG = ("xlair runs JAX's LAPACK custom calls (and XLA's Qr, Eigh, LuDecomposition, "
-                     "ProductOfElementaryHouseholderReflectors) by calling LAPACK on the host CPU; it has "
-                     "no device route for them yet: compile for target cpu")
+_NO_DEVICE_LINALG = ("xlair runs these of JAX's LAPACK custom calls (and of XLA's Qr, Eigh, LuDecomposition, "
+                     "ProductOfElementaryHouseholderReflectors) by calling LAPACK on the host CPU; its device "
+                     "forms (lowering/linalg_expand.py) cover potrf, trsm, getrf, geqrf, orgqr, syevd, gesdd "
+                     "and gesvd in f32 and f64: compile for target cpu")
 
 
 LIMITATIONS: list[Limitation] = [

@@ -1,0 +1,220 @@
+"""Jacobi methods in `xla` ops, for targets without a host LAPACK (lowering/linalg_expand.py):
+the symmetric eigenproblem (cyclic Jacobi) and the SVD of a square matrix (two-sided Jacobi,
+Kogbetliantz), batched over leading dimensions.
+
+Both run the parallel (round-robin) ordering: the n' - 1 steps of a sweep each rotate n' / 2
+disjoint index pairs at once (n' = n rounded up to even; an odd matrix gets a zero row and
+column that no rotation touches), so a step is a few batched matrix products with a matrix of
+rotations J, not n' / 2 scalar updates.  The pairs are carried in the loop's state.  A While runs steps until the off-diagonal part's
+Frobenius norm is at most eps * ||A||_F (checked every step) or MAX_SWEEPS sweeps are done.
+
+Results are what LAPACK's syevd / gesdd give up to the signs of vectors: eigenvalues
+ascending, singular values descending and non-negative, orthonormal vectors.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xlair.dialect.attrs import DotDimensionNumbers
+from xlair.dialect.types import S32
+
+from .emit import X, full, iota, op, where, while_loop
+
+#: sweeps a Jacobi iteration stops after, converged or not (it converges quadratically:
+#: 5-10 sweeps for the matrices of the tests)
+MAX_SWEEPS = 30
+
+
+def _contract(x: X, m: X, xd: int, md: int) -> X:
+    """dot_general of x and m over x's dimension xd and m's md, no batch dimensions: x's free
+    dimensions then m's."""
+    dn = DotDimensionNumbers((xd % x.rank,), (md % m.rank,), (), ())
+    return X(op("dot_general", x, m, dimension_numbers=dn))
+
+
+def diag(a: X, idx: X | None = None) -> X:
+    """The diagonals of a batch of square matrices (a select, so NaN elsewhere stays out);
+    `idx`, the iota [n] to use (inside a loop: one carried in its state)."""
+    n = a.dims[-1]
+    idx = iota([n], 0) if idx is None else idx
+    return where(idx.reshape([n, 1]).eq(idx.reshape([1, n])), a, 0).sum(-1)
+
+
+def eye_like(dims, et) -> X:
+    return where(iota(dims, -1).eq(iota(dims, -2)), full(1, et), full(0, et))
+
+
+class _Step:
+    """One step's pairs: one-hot matrices Pp, Pq [n/2, n] (of the element type) of its pairs
+    (top_i, bot_i), p the smaller index of each."""
+
+    def __init__(self, top: X, bot: X, idx: X, et):
+        h, n = top.dims[0], idx.dims[0]
+        self.idx = idx
+
+        def onehot(i):
+            return where(idx.reshape([1, n]).eq(i.reshape([h, 1])), full(1, et), full(0, et))
+        self.p, self.q = onehot(top.minimum(bot)), onehot(top.maximum(bot))
+
+    @staticmethod
+    def first(n: int) -> tuple[X, X]:
+        """The pairs (top, bot) of a sweep's first step (the round-robin ordering: player 0
+        stays, the others move one place each step)."""
+        return iota([n // 2], 0), (n - 1) - iota([n // 2], 0)
+
+    @staticmethod
+    def next(top: X, bot: X) -> tuple[X, X]:
+        """The pairs of the next step.  They are carried in the loop's state rather than read
+        from a constant table: a one-hot matrix from a table sliced at the step (a dispatch
+        with no operand but the counter) left IREE 3.13's stream partitioning unable to place
+        its dispatch on Vulkan ("streamable op expected to be in an execution region")."""
+        h = top.dims[0]
+        if h == 1:
+            return top, bot
+        cat = lambda *xs: X(op("concatenate", [x.v for x in xs], dimension=0))     # noqa: E731
+        return (cat(top.slice([0], [1]), bot.slice([0], [1]), top.slice([1], [h - 1])),
+                cat(bot.slice([1], [h]), top.slice([h - 1], [h])))
+
+    def entry(self, a: X, rows: X, cols: X) -> X:
+        """a[..., rows_i, cols_i] for each pair i: [..., n/2]."""
+        ac = _contract(a, cols, -1, -1)                    # [..., n, n/2]: a's columns cols_i
+        return (ac * rows.mT).sum(-2)
+
+    def gather(self, v: X, sel: X) -> X:
+        """v[..., sel_i] for a batch of vectors [..., n]: [..., n/2]."""
+        return _contract(v, sel, -1, -1)
+
+    def rotation(self, c: X, s: X) -> X:
+        """J [..., n, n]: J[p,p] = J[q,q] = c, J[p,q] = s, J[q,p] = -s for each pair (c, s
+        [..., n/2]), the identity elsewhere."""
+        cv = _contract(c, self.p + self.q, -1, 0)            # [..., n]
+        sp = s.reshape(list(s.dims) + [1]) * self.p          # [..., n/2, n]
+        m = _contract(sp, self.q, -2, 0)                     # [..., n, n]: s at (p, q)
+        n = cv.dims[-1]
+        d = where(self.idx.reshape([n, 1]).eq(self.idx.reshape([1, n])), cv.reshape(list(cv.dims) + [1]), 0)
+        return d + m - m.mT
+
+
+def symmetric_rotation(app: X, apq: X, aqq: X) -> tuple[X, X]:
+    """(c, s) with [[c, s], [-s, c]]^T [[app, apq], [apq, aqq]] [[c, s], [-s, c]] diagonal
+    (Golub and Van Loan's sym.schur2); (1, 0) where apq = 0."""
+    zero = apq.eq(0)
+    safe = where(zero, 1, apq)
+    tau = (aqq - app) / (2 * safe)
+    sgn = where(tau.ge(0), full(1, tau.et), full(-1, tau.et))
+    t = sgn / (tau.abs() + (1 + tau * tau).sqrt())
+    c = 1 / (1 + t * t).sqrt()
+    return where(zero, 1, c), where(zero, 0, t * c)
+
+
+def _pad_even(a: X) -> X:
+    n = a.dims[-1]
+    return a if n % 2 == 0 else a.pad(0, [0] * (a.rank - 2) + [1, 1])
+
+
+def _off_and_norm(a: X, idx: X | None = None) -> tuple[X, X]:
+    """Squared Frobenius norms of the off-diagonal part and of the whole (the off-diagonal
+    part summed itself: total - diagonal would cancel away what the stopping test looks at)."""
+    n = a.dims[-1]
+    idx = iota([n], 0) if idx is None else idx
+    sq = a * a
+    off = where(idx.reshape([n, 1]).eq(idx.reshape([1, n])), 0, sq).sum([-2, -1])
+    return off, sq.sum([-2, -1])
+
+
+def _iterate(a: X, mats: list, update) -> list:
+    """Steps `update(_Step, a, mats) -> (a, mats)` until a is diagonal to eps * ||a||_F."""
+    n = a.dims[-1]
+    eps = float(np.finfo(a.shape.dtype).eps)
+    _, norm2 = _off_and_norm(a)
+    limit = norm2 * (eps * eps)
+    max_steps = MAX_SWEEPS * max(n - 1, 1)
+
+    def cond(s):
+        off, _ = _off_and_norm(s[5], s[4])
+        big = off.gt(s[1])
+        return s[0].lt(max_steps) & (big.any(list(range(big.rank))) if big.rank else big)
+
+    # (a While's regions see only its state: the limit is carried)
+    # (the state carries an iota: an operand-less dispatch (an iota) in a loop's regions is
+    # what IREE 3.13's stream partitioning cannot place on Vulkan, see _Step.next)
+    def body(s):
+        m, ms = update(_Step(s[2], s[3], s[4], a.et), s[5], s[6:])
+        return [s[0] + 1, s[1], *_Step.next(s[2], s[3]), s[4], m] + list(ms)
+
+    out = while_loop([full(0, S32), limit, *_Step.first(n), iota([n], 0), a] + mats, cond, body)
+    return out[5:]
+
+
+def _sort_perm(keys: X, descending: bool) -> X:
+    """The permutation matrix P [..., n, n] (of keys' type) with (keys @ P) sorted, ties in
+    index order: P[r, j] = 1 where r's rank is j."""
+    n = keys.dims[-1]
+    kr = keys.reshape(list(keys.dims) + [1])            # [..., n, 1]: key r
+    kc = keys.reshape(list(keys.dims[:-1]) + [1, n])    # [..., 1, n]: key i
+    before = kc.gt(kr) if descending else kc.lt(kr)
+    dims = list(keys.dims) + [n]
+    tie = kc.eq(kr) & iota(dims, -1).lt(iota(dims, -2))
+    rank = where(before | tie, full(1, S32), full(0, S32)).sum(-1)     # [..., n]
+    return where(rank.reshape(list(keys.dims) + [1]).eq(iota(dims, -1)), full(1, keys.et), full(0, keys.et))
+
+
+def _apply_perm(v: X, p: X) -> X:
+    """v [..., n] permuted by P (a select, so a NaN stays where it is)."""
+    return where(p.eq(1), v.reshape(list(v.dims) + [1]), 0).sum(-2)
+
+
+def eigh(a: X) -> tuple[X, X]:
+    """Eigenvectors V and eigenvalues w (ascending) of symmetric matrices a [..., n, n]."""
+    n = a.dims[-1]
+    ap = _pad_even(a)
+    n2 = ap.dims[-1]
+
+    def update(st, m, mats):
+        d = diag(m, st.idx)
+        app, aqq = st.gather(d, st.p), st.gather(d, st.q)
+        c, s = symmetric_rotation(app, st.entry(m, st.p, st.q), aqq)
+        j = st.rotation(c, s)
+        return j.mT @ (m @ j), [mats[0] @ j]
+
+    m, v = _iterate(ap, [eye_like(ap.dims, ap.et)], update)
+    w = diag(m)
+    if n2 != n:
+        w = w.slice([0] * w.rank, list(w.dims[:-1]) + [n])
+        v = v.slice([0] * v.rank, list(v.dims[:-2]) + [n, n])
+    p = _sort_perm(w, descending=False)
+    return v @ p, _apply_perm(w, p)
+
+
+def svd_square(a: X) -> tuple[X, X, X]:
+    """U, s (descending, non-negative), V of square matrices a [..., n, n]: a = U diag(s) V^T."""
+    n = a.dims[-1]
+    ap = _pad_even(a)
+    n2 = ap.dims[-1]
+
+    def update(st, m, mats):
+        d = diag(m, st.idx)
+        app, aqq = st.gather(d, st.p), st.gather(d, st.q)
+        apq, aqp = st.entry(m, st.p, st.q), st.entry(m, st.q, st.p)
+        # rotate [[app, apq], [aqp, aqq]] symmetric from the left ...
+        x, y = app + aqq, apq - aqp
+        r = (x * x + y * y).sqrt()
+        flat = r.eq(0)
+        cs, sn = where(flat, 1, x / where(flat, 1, r)), where(flat, 0, y / where(flat, 1, r))
+        # ... then diagonalise it from both sides
+        c2, s2 = symmetric_rotation(cs * app - sn * aqp, cs * apq - sn * aqq, sn * apq + cs * aqq)
+        left = st.rotation(cs * c2 - sn * s2, sn * c2 + cs * s2)
+        right = st.rotation(c2, s2)
+        return left.mT @ (m @ right), [mats[0] @ left, mats[1] @ right]
+
+    eye = eye_like(ap.dims, ap.et)
+    m, u, v = _iterate(ap, [eye, eye], update)
+    d = diag(m)
+    if n2 != n:
+        d = d.slice([0] * d.rank, list(d.dims[:-1]) + [n])
+        u = u.slice([0] * u.rank, list(u.dims[:-2]) + [n, n])
+        v = v.slice([0] * v.rank, list(v.dims[:-2]) + [n, n])
+    sign = where(d.lt(0), full(-1, d.et), full(1, d.et))
+    u = u * sign.reshape(list(d.dims[:-1]) + [1, n])
+    p = _sort_perm(d.abs(), descending=True)
+    return u @ p, _apply_perm(d.abs(), p), v @ p

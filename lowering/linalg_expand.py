@@ -1,0 +1,343 @@
+"""xla-expand-linalg: JAX's LAPACK custom calls (and XLA's decomposition targets) as `xla` ops,
+for targets without a host LAPACK: XLA's expanders (cholesky_expander, qr_expander,
+eigh_expander, ...), done here for every call a target cannot run on the host.
+
+Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
+on the host): the same results, layouts and `info`, for real types (f32, f64), batched over
+the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
+select rows and columns, so every matrix of a batch takes its own pivots):
+
+  potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
+           other triangle is xla.cholesky's zeros, where LAPACK leaves the input (JAX's program
+           masks it): keeping the input there (a select of the factor and the input) made IREE
+           3.13's Vulkan stream partitioning fail ("circular dependency: input operation uses
+           partition output") when the input is itself computed, as JAX's symmetrisation is
+  trsm     xla.triangular_solve
+  getrf    LU with partial pivoting, a While over the columns (the first largest |pivot|, as
+           LAPACK's idamax; 1-based pivots; info = the first zero pivot)
+  geqrf    Householder QR, a While over the columns (LAPACK's dlarfg: beta = -sign(alpha) ||x||,
+           tau = 0 where the column below the diagonal is zero)
+  orgqr    the product of the reflectors applied to the identity, last reflector first
+  syevd    cyclic Jacobi (lowering/jacobi.py) on the matrix read from its `uplo` triangle;
+           eigenvalues ascending
+  gesdd / gesvd  two-sided Jacobi on the square factor: of a itself, or of R from a's QR (a
+           tall a; a wide a is done transposed); singular values descending
+
+Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
+is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
+
+The pass option `linalg` says which calls are expanded: `auto` (the default) every call a
+target other than the CPU cannot run on the host, and on the CPU those small enough that the
+device form is faster (lowering/cost.py LINALG_DEVICE_MAX: up to n = 32 for the
+factorisations; the Jacobi methods stay on LAPACK); `device` every call it covers;
+`host` none.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from xlair.dialect.attrs import Transpose
+from xlair.dialect.core import lookup
+from xlair.dialect.ir import ir
+from xlair.dialect.types import S32, Shape
+
+from . import jacobi, registry
+from .cost import LINALG_DEVICE_MAX
+from .emit import X, full, iota, op, tuple_of, where, counted
+
+#: XLA's decomposition targets, as the LAPACK routine they compute
+_XLA_TARGETS = {"Qr": "geqrf", "ProductOfElementaryHouseholderReflectors": "orgqr",
+                "LuDecomposition": "LuDecomposition", "Eigh": "Eigh"}
+_LAPACK = re.compile(r"lapack_([sdcz])(\w+)_ffi")
+#: the LAPACK type prefixes expanded (real types; complex ones stay on the host)
+_TYPES = "sd"
+
+
+def routine_of(target_name: str, operand_types=()) -> str | None:
+    """The routine an expander computes for a custom call of `target_name` whose operands have
+    the xla element type names `operand_types`, or None where there is none (complex types,
+    routines not expanded)."""
+    m = _LAPACK.fullmatch(target_name)
+    if m:
+        name = m.group(2)
+        return name if m.group(1) in _TYPES and name in EXPANDERS else None
+    name = _XLA_TARGETS.get(target_name)
+    return name if name and not set(operand_types) & {"c64", "c128"} else None
+
+
+def _config(opaque: str) -> dict:
+    """A call's attributes: the importer's JSON object, or {'text': XLA's backend_config}."""
+    try:
+        cfg = json.loads(opaque) if opaque else {}
+    except ValueError:
+        return {"text": opaque}
+    return cfg if isinstance(cfg, dict) else {"text": opaque}
+
+
+def _char(cfg: dict, key: str, default: str) -> str:
+    v = cfg.get(key, ord(default))
+    return chr(v) if isinstance(v, int) else str(v)
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _col(a: X, j: X) -> X:
+    """Column j of each matrix: [..., m]."""
+    return where(iota(a.dims, -1).eq(j), a, 0).sum(-1)
+
+
+def _row(a: X, i: X) -> X:
+    """Row i (a scalar, or one per matrix [...]) of each matrix: [..., n]."""
+    if i.rank:
+        i = i.reshape(list(i.dims) + [1, 1])
+    return where(iota(a.dims, -2).eq(i), a, 0).sum(-2)
+
+
+def _at(v: X, j: X) -> X:
+    """Element j of each vector: [...]."""
+    return where(iota(v.dims, -1).eq(j), v, 0).sum(-1)
+
+
+def _last(x: X) -> X:
+    """x [...] as [..., 1]."""
+    return x.reshape(list(x.dims) + [1])
+
+
+def _outer(u: X, v: X) -> X:
+    return u.reshape(list(u.dims) + [1]) * v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])
+
+
+def _info_where(bad: X) -> X:
+    """info [...] from bad [..., n]: the first bad index + 1, or 0."""
+    n = bad.dims[-1]
+    first = where(bad, iota(bad.dims, -1) + 1, n + 1).min(-1)
+    return where(first.gt(n), 0, first)
+
+
+def _nan_info(*xs: X) -> X:
+    """1 where a result of the matrix has a NaN, else 0: [...] (batch dims of xs[0] minus its core)."""
+    bad = None
+    for x, core in xs:
+        b = x.isnan().any(list(range(x.rank - core, x.rank)))
+        bad = b if bad is None else bad | b
+    return where(bad, full(1, S32), full(0, S32))
+
+
+# -- the routines -------------------------------------------------------------------------
+def _potrf(args, cfg, outs):
+    a = args[0]
+    lower = _char(cfg, "uplo", "L") == "L"
+    c = X(op("cholesky", a, lower=lower))
+    d = jacobi.diag(c)
+    return [c, _info_where(d.isnan() | d.le(0))]
+
+
+def _trsm(args, cfg, outs):
+    a, b = args
+    if a.rank < b.rank:
+        a = a.to(list(b.dims[:-2]) + list(a.dims[-2:]))
+    trans = {"N": Transpose.NO_TRANSPOSE, "T": Transpose.TRANSPOSE, "C": Transpose.ADJOINT}[_char(cfg, "trans_x", "N")]
+    return [X(op("triangular_solve", a, b, left_side=_char(cfg, "side", "L") == "L",
+                 lower=_char(cfg, "uplo", "L") == "L", unit_diagonal=_char(cfg, "diag", "N") == "U",
+                 transpose_a=trans))]
+
+
+def lu(a: X) -> tuple[X, X, X, X]:
+    """LU with partial pivoting of a [..., m, n]: (packed L\\U, 0-based pivots [..., k], the
+    permutation [..., m], info [...])."""
+    *bt, m, n = a.dims
+    k = min(m, n)
+
+    def step(j, s):
+        ri, ci = iota(a.dims, -2), iota(a.dims, -1)         # (a While's body sees only its state)
+        rows, cols = iota(bt + [m], -1), iota(bt + [n], -1)
+        x, piv, perm, info = s
+        col = _col(x, j)
+        mag = where(rows.ge(j), col.abs(), -1)
+        best = mag.max(-1)
+        p = where(mag.eq(_last(best)), rows, m).min(-1)
+        p = where(p.ge(m), j.to(p.dims), p)             # (NaN in the column: no swap)
+        rj, rp = _row(x, j), _row(x, p)
+        pe = _last(_last(p))
+        x = where(ri.eq(j), rp.reshape(bt + [1, n]), where(ri.eq(pe), rj.reshape(bt + [1, n]), x))
+        piv = where(iota(piv.dims, -1).eq(j), _last(p), piv)
+        pj = _at(perm, j)
+        pp = where(rows.eq(_last(p)), perm, 0).sum(-1)
+        perm = where(rows.eq(j), _last(pp), where(rows.eq(_last(p)), _last(pj), perm))
+        pivot = _at(rp, j)
+        info = where(info.eq(0) & pivot.eq(0), (j + 1).to(info.dims), info)
+        colx = _col(x, j)
+        ok = _last(pivot.ne(0))
+        l = where(rows.gt(j), where(ok, colx / where(ok, _last(pivot), 1), colx), 0)
+        u = where(cols.gt(j), rp, 0)
+        x = x - _outer(l, u)
+        x = where(ci.eq(j) & ri.gt(j), _last(l), x)
+        return [x, piv, perm, info]
+
+    x, piv, perm, info = counted(k, [a, full(0, S32, bt + [k]), iota(bt + [m], -1), full(0, S32, bt)], step)
+    return x, piv, perm, info
+
+
+def _getrf(args, cfg, outs):
+    x, piv, _, info = lu(args[0])
+    return [x, piv + 1, info]
+
+
+def _lu_decomposition(args, cfg, outs):
+    x, piv, perm, _ = lu(args[0])
+    return [x, piv, perm]
+
+
+def householder_qr(a: X) -> tuple[X, X]:
+    """LAPACK's geqrf of a [..., m, n]: (R above the diagonal, the reflectors' vectors below,
+    tau [..., k])."""
+    *bt, m, n = a.dims
+    k = min(m, n)
+
+    def step(j, s):
+        x, tau = s
+        ri, ci = iota(a.dims, -2), iota(a.dims, -1)
+        rows = iota(bt + [m], -1)
+        col = _col(x, j)
+        alpha = _at(col, j)
+        below = where(rows.gt(j), col, 0)
+        xn2 = (below * below).sum(-1)
+        norm = (alpha * alpha + xn2).sqrt()
+        zero = xn2.eq(0)
+        beta = where(zero, alpha, where(alpha.ge(0), -norm, norm))
+        t = where(zero, 0, (beta - alpha) / where(zero, 1, beta))
+        scale = where(zero, 1, alpha - beta)
+        v = where(rows.gt(j), below / _last(scale), where(rows.eq(j), full(1, a.et), full(0, a.et)))
+        w = (_last(v) * x).sum(-2)                          # v^T x: [..., n]
+        x = where(ci.gt(j), x - _outer(v * _last(t), w), x)
+        x = where(ci.eq(j) & ri.ge(j), where(ri.eq(j), _last(_last(beta)), _last(v)), x)
+        tau = where(iota(tau.dims, -1).eq(j), _last(t), tau)
+        return [x, tau]
+
+    x, tau = counted(k, [a, full(0, a.et, bt + [k])], step)
+    return x, tau
+
+
+def householder_product(a: X, tau: X) -> X:
+    """LAPACK's orgqr: the first a.dims[-1] columns of H_0 ... H_{k-1} (k = tau's length)."""
+    *bt, m, p = a.dims
+    k = tau.dims[-1]
+    q0 = where(iota(a.dims, -1).eq(iota(a.dims, -2)), full(1, a.et), full(0, a.et))
+
+    def step(i, s):
+        q, a, tau = s
+        rows = iota(bt + [m], -1)
+        j = (k - 1) - i
+        v = where(rows.gt(j), _col(a, j), where(rows.eq(j), full(1, a.et), full(0, a.et)))
+        w = (_last(v) * q).sum(-2)
+        return [q - _outer(v * _last(_at(tau, j)), w), a, tau]
+
+    return counted(k, [q0, a, tau], step)[0]
+
+
+def _geqrf(args, cfg, outs):
+    return list(householder_qr(args[0]))
+
+
+def _orgqr(args, cfg, outs):
+    return [householder_product(args[0], args[1])]
+
+
+def _symmetric(a: X, lower: bool) -> X:
+    """The symmetric matrix of a's lower (or upper) triangle."""
+    ri, ci = iota(a.dims, -2), iota(a.dims, -1)
+    return where(ri.ge(ci) if lower else ri.le(ci), a, a.mT)
+
+
+def _syevd(args, cfg, outs):
+    v, w = jacobi.eigh(_symmetric(args[0], _char(cfg, "uplo", "L") == "L"))
+    return [v, w, _nan_info((w, 1))]
+
+
+def _eigh(args, cfg, outs):
+    parts = cfg.get("text", "").split(",")
+    lower = len(parts) != 4 or int(parts[0]) != 0
+    v, w = jacobi.eigh(_symmetric(args[0], lower))
+    return [v, w]
+
+
+def svd(a: X) -> tuple[X, X, X]:
+    """U [..., m, m], s [..., k] (descending), V [..., n, n] with a = U[:, :k] diag(s) V[:, :k]^T."""
+    *bt, m, n = a.dims
+    if m < n:
+        u, s, v = svd(a.mT)
+        return v, s, u
+    if m == n:
+        return jacobi.svd_square(a)
+    packed, tau = householder_qr(a)
+    r = packed.slice([0] * a.rank, bt + [n, n])
+    r = where(iota(r.dims, -2).le(iota(r.dims, -1)), r, 0)
+    q = householder_product(packed.pad(0, [0] * len(bt) + [0, m - n]), tau)     # [..., m, m]
+    ur, s, v = jacobi.svd_square(r)
+    eye = jacobi.eye_like(bt + [m, m], a.et)
+    ur = where(iota(eye.dims, -1).ge(n) | iota(eye.dims, -2).ge(n), eye, ur.pad(0, [0] * len(bt) + [m - n, m - n]))
+    return q @ ur, s, v
+
+
+def _svd(args, cfg, outs):
+    a = args[0]
+    u, s, v = svd(a)
+    vt = v.mT
+    res = [full(0, a.et, outs[0].dims), s]
+    for x, shape in ((u, outs[2]), (vt, outs[3])):
+        d = list(shape.dims)
+        fits = all(want <= got for want, got in zip(d, x.dims)) and len(d) == x.rank
+        res.append(x.slice([0] * x.rank, d) if fits else full(0, a.et, d))
+    return res + [_nan_info((s, 1))]
+
+
+EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr,
+             "syevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
+             "Eigh": _eigh}
+
+
+# -- the pass -----------------------------------------------------------------------------
+def _size(shapes: list[Shape]) -> int:
+    """The largest matrix dimension of a call's operands."""
+    return max((max(s.dims[-2:]) for s in shapes if s.rank >= 2), default=0)
+
+
+def _wanted(opts, name: str, shapes) -> bool:
+    if opts.linalg == "host":
+        return False
+    if opts.linalg == "device" or not opts.desc.host_linalg:
+        return True
+    return opts.desc.cpu_kernels and _size(shapes) <= LINALG_DEVICE_MAX.get(name, 0)
+
+
+def expand(module: ir.Module) -> None:
+    """Replace every custom call the options say (see the module's docstring)."""
+    opts = registry.options()
+    calls = []
+
+    def visit(o):
+        o = o.operation if hasattr(o, "operation") else o
+        if o.name == "xla.custom_call":
+            calls.append(o)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    d = lookup("xla.custom_call")
+    for call in calls:
+        args = d.unpack(call)
+        shapes = [Shape.from_mlir(v.type) for v in args["args"]]
+        name = routine_of(args["target_name"], {s.element_type.name for s in shapes})
+        if name is None or not _wanted(opts, name, shapes):
+            continue
+        result = Shape.from_mlir(call.results[0].type)
+        leaves = result.leaves()
+        with ir.InsertionPoint(call), call.location:
+            got = EXPANDERS[name]([X(v) for v in args["args"]], _config(args["opaque"] or ""), leaves)
+            outs = [g.astype(s.element_type) for g, s in zip(got, leaves)]
+            for g, s in zip(outs, leaves):
+                if g.dims != tuple(s.dims):
+                    raise AssertionError(f"{name}: expanded {g.dims}, want {s.dims}")
+            value = tuple_of(outs) if result.is_tuple else outs[0].v
+        call.results[0].replace_all_uses_with(value)
+        call.erase()
+
+

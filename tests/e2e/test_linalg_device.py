@@ -1,0 +1,188 @@
+"""Linear algebra as device code (lowering/linalg_expand.py, lowering/jacobi.py): JAX's LAPACK
+custom calls expanded into xla ops, on the CPU (forced with xla-expand-linalg{linalg=device})
+and on Vulkan (lavapipe here: xla.jit(target="vulkan") expands them by itself), against
+jax.jit (LAPACK) and numpy.  Eigenvectors and singular vectors are checked by their defining
+properties (their signs are LAPACK's choice); everything else is compared as it is.  Every
+program also compiles for CUDA and ROCm (no GPU is needed to compile).
+"""
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair.compile import compile_vmfb
+from xlair.computation import Computation
+from xlair.dialect.ir import context, ir, lock
+from xlair.lowering import pipeline
+from xlair_testing import E2E_TARGETS
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+jsl = pytest.importorskip("jax.scipy.linalg")
+
+
+def _spd(a):
+    n = a.shape[-1]
+    return a @ jnp.swapaxes(a, -1, -2) + n * jnp.eye(n, dtype=a.dtype)
+
+
+def _sym(a):
+    return (a + jnp.swapaxes(a, -1, -2)) / 2
+
+
+#: name -> function of one matrix (the programs of docs/linalg.md that use the routines expanded)
+FUNCTIONS = {
+    "cholesky": lambda a: jnp.linalg.cholesky(_spd(a)),
+    "cho_solve": lambda a: jsl.cho_solve(jsl.cho_factor(_spd(a)), a[..., :2]),
+    "solve_triangular": lambda a: jsl.solve_triangular(a + 8 * jnp.eye(a.shape[-1], dtype=a.dtype), a[..., :2],
+                                                       lower=True),
+    "solve": lambda a: jnp.linalg.solve(a, a[..., :2]),
+    "inv": jnp.linalg.inv,
+    "det": jnp.linalg.det,
+    "slogdet": lambda a: tuple(jnp.linalg.slogdet(a)),
+    "lu_factor": lambda a: tuple(jsl.lu_factor(a)),
+    "lu": lambda a: tuple(jsl.lu(a)),
+    "qr": lambda a: tuple(jnp.linalg.qr(a)),
+    "qr_complete_tall": lambda a: tuple(jnp.linalg.qr(a[..., :, :3], mode="complete")),
+    "qr_wide": lambda a: tuple(jnp.linalg.qr(a[..., :3, :])),
+    "eigvalsh": lambda a: jnp.linalg.eigvalsh(_sym(a)),
+    "eigh": lambda a: tuple(jnp.linalg.eigh(_sym(a))),
+    "svdvals": lambda a: jnp.linalg.svd(a, compute_uv=False),
+    "svd": lambda a: tuple(jnp.linalg.svd(a)),
+    "svd_tall": lambda a: tuple(jnp.linalg.svd(a[..., :, :3])),
+    "svd_wide_reduced": lambda a: tuple(jnp.linalg.svd(a[..., :3, :], full_matrices=False)),
+    "pinv": jnp.linalg.pinv,
+}
+#: checked by their defining properties (the vectors' signs are free)
+VECTORS = {"eigh", "svd", "svd_tall", "svd_wide_reduced"}
+#: what jax.scipy.linalg does not batch
+UNBATCHED = {"lu"}
+RTOL = {np.float32: 2e-4, np.float64: 1e-9}
+
+
+def _device_form(comp: Computation) -> Computation:
+    """The computation with every linear-algebra custom call expanded (as on a GPU target)."""
+    with lock, context():
+        module = ir.Module.parse(comp.to_text())
+    pipeline.run(module, "xla-simplify", "xla-expand-linalg{target=cpu linalg=device}")
+    assert "xla.custom_call" not in str(module)
+    return Computation(module, comp.name)
+
+
+def _mat(shape, dt, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dt)
+
+
+def _run(name, a, target):
+    fn = FUNCTIONS[name]
+    x64 = a.dtype == np.float64
+    with jax.enable_x64(x64):
+        want = [np.asarray(w) for w in jax.tree_util.tree_leaves(jax.jit(fn)(a))]
+        if target == "cpu":
+            got = xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a)
+            got = [np.asarray(g) for g in (got if isinstance(got, tuple) else (got,))]
+        else:
+            got = [np.asarray(g) for g in jax.tree_util.tree_leaves(xla.jit(fn, target=target)(a))]
+    return got, want
+
+
+def _close(g, w, rtol, what=""):
+    assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, g.dtype, w.shape, w.dtype)
+    finite = w[np.isfinite(w)]
+    scale = max(float(np.abs(finite).max()) if finite.size else 1.0, 1.0)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * scale, equal_nan=True, err_msg=what)
+
+
+def _check_vectors(name, a, got, want, rtol):
+    eye = lambda k: np.eye(k)                                   # noqa: E731
+    h = lambda x: np.swapaxes(x, -1, -2)                        # noqa: E731
+    if name == "eigh":
+        w, v = got
+        _close(w, want[0], rtol, "eigenvalues")
+        s = (a + h(a)) / 2
+        np.testing.assert_allclose(s @ v, v * w[..., None, :], atol=rtol * 10 * max(1, np.abs(w).max()))
+        np.testing.assert_allclose(h(v) @ v, np.broadcast_to(eye(v.shape[-1]), v.shape), atol=rtol * 10)
+        return
+    u, s, vt = got
+    _close(s, want[1], rtol, "singular values")
+    m = {"svd": a, "svd_tall": a[..., :, :3], "svd_wide_reduced": a[..., :3, :]}[name]
+    k = s.shape[-1]
+    np.testing.assert_allclose((u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :], m,
+                               atol=rtol * 10 * max(1, np.abs(m).max()))
+    np.testing.assert_allclose(h(u) @ u, np.broadcast_to(eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2),
+                               atol=rtol * 10)
+    np.testing.assert_allclose(vt @ h(vt), np.broadcast_to(eye(vt.shape[-2]), vt.shape[:-2] + (vt.shape[-2],) * 2),
+                               atol=rtol * 10)
+    assert np.all(np.diff(s, axis=-1) <= 0) and np.all(s >= 0)
+
+
+def _check(name, a, target, rtol=None):
+    got, want = _run(name, a, target)
+    rtol = rtol or RTOL[a.dtype.type]
+    assert len(got) == len(want)
+    if name in VECTORS:
+        _check_vectors(name, a, got, want, rtol)
+    else:
+        for i, (g, w) in enumerate(zip(got, want)):
+            _close(g, w, rtol, f"{name} output {i}")
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("shape", [(5, 5), (2, 4, 4)], ids=["5x5", "batch2x4x4"])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_device_form_on_cpu_matches_jax(name, shape, dt):
+    if len(shape) > 2 and name in UNBATCHED:
+        pytest.skip(f"jax's {name} takes one matrix")
+    _check(name, _mat(shape, dt, len(name)), "cpu")
+
+
+def _hilbert(n):
+    i = np.arange(n)
+    return 1.0 / (i[:, None] + i[None, :] + 1.0)
+
+
+@pytest.mark.parametrize("name", ["det", "slogdet", "solve", "eigvalsh", "svdvals", "lu_factor", "qr"])
+def test_device_form_on_an_ill_conditioned_matrix(name):
+    # cond(H8) = 1.5e10: two backward-stable algorithms agree to about cond * eps
+    _check(name, _hilbert(8), "cpu", rtol=1e-5)
+
+
+def test_device_form_of_special_matrices():
+    """An indefinite matrix gives a NaN Cholesky factor (info > 0, JAX fills it), a singular one
+    a zero determinant, the zero matrix zero singular values and eigenvalues."""
+    indefinite = np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with jax.enable_x64(True):
+        got = xla.compile(_device_form(xla.from_jax(jnp.linalg.cholesky, indefinite)), "cpu")(indefinite)
+        assert np.all(np.isnan(np.asarray(got)[np.tril_indices(3)]))
+        singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+        got = xla.compile(_device_form(xla.from_jax(jnp.linalg.det, singular)), "cpu")(singular)
+        assert abs(float(np.asarray(got))) < 1e-12
+    for name in ("svdvals", "eigvalsh", "det"):
+        got, want = _run(name, np.zeros((4, 4)), "cpu")
+        _close(got[0], want[0], 1e-12, name)
+
+
+@pytest.mark.parametrize("name", ["cholesky", "solve", "det", "lu_factor", "qr", "eigh", "svd_tall"])
+def test_device_form_on_vulkan(name):
+    if "vulkan" not in E2E_TARGETS:
+        pytest.skip("no Vulkan device on this machine")
+    _check(name, _mat((2, 4, 4), np.float32, len(name)), "vulkan")
+
+
+def test_the_targets_table_names_what_is_expanded():
+    """xlair.targets reads which calls run as device code from xlair.lapack (the run side may
+    not import the lowering): the same calls lowering/linalg_expand.py expands."""
+    from xlair import lapack
+    from xlair.lowering import linalg_expand
+    for target_name in lapack.TARGETS:
+        for types in ({"f32"}, {"c64"}):
+            assert lapack.on_device(target_name, types) == (linalg_expand.routine_of(target_name, types) is not None), \
+                (target_name, types)
+
+
+@pytest.mark.parametrize("gpu", ["cuda", "rocm"])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_compiles_for_gpus(name, gpu):
+    for dt in (np.float32, np.float64):
+        with jax.enable_x64(dt == np.float64):
+            comp = xla.from_jax(FUNCTIONS[name], _mat((4, 4) if name in UNBATCHED else (2, 4, 4), dt, 0))
+        assert compile_vmfb(comp, gpu)[:8]
