@@ -44,6 +44,13 @@ runs each of its loops with the tiny ops around it as one (_segments).  A While'
 (lower_while's `if cond(init) { do-while }`) goes into its loop's dispatch (_move_guarded): on
 the host it was a read back from the device a call.
 
+On CUDA and ROCm (the target's device_loops "thread") a loop that qualifies within the bounds
+of one GPU thread (THREAD_MAX_WORK, THREAD_MAX_BYTES) is scalarized the same way and becomes the
+body of a linalg.generic instead of a dispatch region (_thread): IREE's GPU codegen gives a
+dispatch without a linalg op no pipeline, and distributes the generic's points over threads,
+each running the loop on its private copy of the state.  A function body without a loop or a
+branch stays IREE's dispatches there.
+
 Calls in a loop to the module's functions are inlined first (JAX calls jnp.where,
 floor_divide and remainder as functions).  Two more forms IREE refuses are avoided on the
 way: its dispatches store i1 tensors as i8 but it does not retype tensor.insert (the loop
@@ -59,8 +66,8 @@ from xlair.dialect.ir import arith, ir, linalg, scf, tensor
 from xlair.dialect.types import is_tensor
 
 from .bindings import element_wise
-from .registry import (Anchor, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice, options, reshape,
-                       splice_region)
+from .registry import (Anchor, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice, loop_index,
+                       options, reshape, splice_region)
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
@@ -85,6 +92,14 @@ DEFAULT_STACK_BYTES = 28672
 #: fast as in 2 dispatches (0.038 ms) and compiled in 1.9 s instead of 1.1 s.
 BLOCK_BYTES = 57344
 STACK_ATTR = "xlair.dispatch_stack"
+#: The bounds of the GPU's form ("thread", _thread): one GPU thread runs the loop, a few
+#: hundred times slower at scalar code than the device's parallel dispatches, and holds its
+#: tensors in private memory (CUDA, ROCm: a thread's local memory).  A host trip costs 0.5-1 ms
+#: on CUDA (a read back and a resubmission).
+THREAD_MAX_WORK = 1 << 12
+THREAD_MAX_BYTES = 1 << 14
+#: the mark of a generic holding a loop in the "thread" form (IREE ignores it)
+THREAD_ATTR = "xlair.thread_loop"
 
 
 def stack_limit(nbytes: int) -> int:
@@ -313,6 +328,8 @@ def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | N
         per_trip = _region_work(loop, once=True)
     if per_trip is None:
         return False
+    if _form() == "thread":
+        max_work, max_bytes = min(max_work, THREAD_MAX_WORK), min(max_bytes, THREAD_MAX_BYTES)
     return per_trip <= max_work and _trip_bytes(loop) <= max_bytes and _captures_static(loop) and \
         _bindings(loop) <= options().desc.max_bindings
 
@@ -1020,7 +1037,9 @@ def _slice(o: ir.Operation, ops, types) -> ir.Value:
 
 
 def _move(loop: ir.Operation) -> None:
-    _ask_for_stack(loop)
+    thread = _form() == "thread"
+    if not thread:
+        _ask_for_stack(loop)
     _local_empties(loop)
     inner = _inner_loops(loop)
     copied = _copied_state(loop)[0]
@@ -1031,7 +1050,64 @@ def _move(loop: ir.Operation) -> None:
     _own_state(loop, True)
     _squeeze_units(loop)
     _widen_i1(loop)
-    _pack_reads(_dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)]))
+    _pack_reads(_thread(loop) if thread else _dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)]))
+
+
+def _form() -> str | None:
+    """The target's form of a device loop: "dispatch" or "thread" (lowering/targets.py)."""
+    return options().desc.device_loops
+
+
+def _thread(loop: ir.Operation) -> ir.Operation:
+    """The loop moved into the body of a linalg.generic (the GPU's form: see THREAD_MAX_WORK).
+    The generic has one parallel dimension of as many points as the largest result has
+    elements, and one output per result, flattened (padded to that size: a point past a
+    result's elements yields its last one); each point runs the whole loop on its own copy of
+    the state and yields its element of each result, which are sliced and reshaped back after
+    it.  The loop's initial state from outside is copied into tensors made in the body (given
+    a tensor bound from outside, IREE's CUDA bufferization failed on the copy it made, "failed
+    to bufferize op"), as are the empty tensors it starts from.  IREE distributes the generic's
+    points over threads, and keeps each thread's tensors in its private memory (LLVMGPU).  The
+    generic is marked THREAD_ATTR (xlair.compile: a device loop IREE refused is compiled again
+    with loops=host)."""
+    results = list(loop.results)
+    sizes = [_elements(r.type) for r in results]
+    points = max(sizes)
+    loc = loop.location
+    with ir.InsertionPoint(loop), loc:
+        outs = [empty(ir.RankedTensorType.get([points], ir.RankedTensorType(r.type).element_type)) for r in results]
+        ident = ir.AffineMap.get_identity(1)
+        g = linalg.GenericOp([o.type for o in outs], [], outs,
+                             ir.ArrayAttr.get([ir.AffineMapAttr.get(ident)] * len(outs)),
+                             ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")]))
+        g.operation.attributes[THREAD_ATTR] = ir.UnitAttr.get()
+        block = g.regions[0].blocks.append(*[ir.RankedTensorType(o.type).element_type for o in outs])
+        back = [reshape(extract_slice(v, [0], [n]), list(ir.RankedTensorType(r.type).shape)) if n != points
+                else reshape(v, list(ir.RankedTensorType(r.type).shape)) for v, n, r in zip(g.results, sizes, results)]
+    for r, v in zip(results, back):
+        r.replace_all_uses_with(v)
+    with ir.InsertionPoint(block), loc:
+        point = loop_index(0)
+    loop.move_after(defining_op(point))
+    first = 3 if loop.name == "scf.for" else 0      # scf.for's operands: bounds, step, then state
+    for k in range(first, len(loop.operands)):
+        v = loop.operands[k]
+        if not is_tensor(v.type):
+            continue
+        d = defining_op(v)
+        with ir.InsertionPoint(loop), loc:
+            loop.operands[k] = empty(v.type) if d is not None and d.name == "tensor.empty" else _copy(v, empty(v.type))
+    with ir.InsertionPoint(block), loc:
+        ys = []
+        for r, n in zip(results, sizes):
+            at = arith.minui(point, index(n - 1)) if n != points else point
+            ivs = []
+            for d in reversed(ir.RankedTensorType(r.type).shape):
+                ivs.insert(0, arith.remui(at, index(d)))
+                at = arith.divui(at, index(d))
+            ys.append(tensor.extract(r, ivs))
+        linalg.YieldOp(ys)
+    return g.operation
 
 
 def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
@@ -1226,6 +1302,8 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     outs = list(ret.operands)
     work = [_work(o) for o in body] if outs and all(is_tensor(v.type) and _static(v.type) for v in outs) \
         and not any(o.name == "flow.dispatch.region" for o in body) else [None]
+    if _form() == "thread" and not any(x.name.startswith("scf.") for o in body for x in [o] + _nested(o)):
+        return                  # (a GPU runs a body without loops or branches as IREE's dispatches)
     if None not in work:
         small = MAX_WORK < sum(work) <= SMALL_OP_WORK * _dispatch_count(body) and \
             not any(x.name == "scf.while" for o in body for x in [o] + _nested(o))

@@ -178,7 +178,7 @@ def elementwise_loops(module: ir.Module) -> None:
             loops.append(op)
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
-    if not loops or not options().desc.device_loops:
+    if not loops or options().desc.device_loops != "dispatch":
         return
     opdef = lookup("xla.while")
     for op in loops:

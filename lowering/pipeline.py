@@ -8,9 +8,9 @@ names):
   xla-flatten-tuples   function arguments and results of tuple type become their leaves
   xla-elementwise-loops  (CPU-targeted modules) element-wise While loops as one linalg.generic
                        per element (lowering/loops.py); run by xla-to-linalg
-  xla-device-loops     (on linalg, CPU) a loop whose tensors are small, or a small function
-                       body, runs as one dispatch region (lowering/device_loops.py); run by
-                       xla-to-linalg{target=cpu}
+  xla-device-loops     (on linalg) a loop whose tensors are small, or a small function body,
+                       runs as one dispatch region (CPU) or in one linalg.generic's threads (CUDA,
+                       ROCm) (lowering/device_loops.py); run by xla-to-linalg{target=...}
   xla-to-linalg        every xla op to linalg/tensor/scf/arith/math/complex; unsigned
                        element types become signless; fails if an xla op is left; element-wise
                        trees reading more tensors than a dispatch binds are cut

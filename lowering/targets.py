@@ -32,10 +32,17 @@ class TargetDescription:
     max_reads: int
 
     # --- loops ----------------------------------------------------------------------------
-    #: loops run on the device: element-wise While loops per element (lowering/loops.py) and
-    #: small loops or program bodies as one dispatch of scalar loops (lowering/device_loops.py).
-    #: Scalar code: it pays on a CPU core, not on one GPU thread
-    device_loops: bool = False
+    #: loops run on the device (None: on the host, a read back of the condition a trip), in one
+    #: of two forms (lowering/device_loops.py): "dispatch", a small loop or program body as one
+    #: dispatch region of scalar loops, and element-wise While loops per element
+    #: (lowering/loops.py): IREE's CPU codegen runs such a region on one core, vectorized by
+    #: LLVM; "thread", a small loop as the body of a linalg.generic each of whose points runs
+    #: the whole loop and keeps its share of the results: IREE's GPU codegen gives a dispatch
+    #: without a linalg op no pipeline (CUDA crashed in ConvertToNVVMPass, Vulkan left its
+    #: bindings unconverted: docs/iree-limits.md), and distributes a generic over threads.
+    #: Vulkan keeps its loops on the host: the "thread" form compiled, but IREE's SPIR-V code
+    #: for it gave wrong results on lavapipe (docs/iree-limits.md)
+    device_loops: str | None = None
 
     # --- precision ------------------------------------------------------------------------
     #: F16/BF16/F32 functions (sin, pow, tanh, ...), C64 functions and F32/C64 FFTs computed
@@ -106,7 +113,7 @@ _CPU_DATA_TILING_WORK = 1 << 27
 
 #: IREE's CPU HAL runs a dispatch with at most 32 bindings ("binding count 35 > 32; while
 #: invoking native function hal.command_buffer.dispatch")
-CPU = TargetDescription("cpu", max_bindings=32, max_reads=24, device_loops=True, wide_math=True,
+CPU = TargetDescription("cpu", max_bindings=32, max_reads=24, device_loops="dispatch", wide_math=True,
                         cpu_kernels=True, conv_patches=True, host_slice_offsets=True, host_linalg=True,
                         data_tiling_work=_CPU_DATA_TILING_WORK)
 #: no target in particular: the CPU's limits and numerics, none of its own kernels or loops
@@ -114,7 +121,7 @@ PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True
                              host_slice_offsets=True, host_linalg=True)
 #: IREE's CUDA HAL: IREE_HAL_CUDA_MAX_DISPATCH_BINDING_COUNT = 16 (native_executable.c checks
 #: each export's binding count when the module is loaded)
-CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, reduction_barriers=True,
+CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="thread", reduction_barriers=True,
                          complex_join_barrier=True, conv_convert_dispatch=True, depthwise_3d_generic=True,
                          scatter_indexed_windows=True)
 #: IREE's HIP HAL: IREE_HAL_HIP_MAX_DISPATCH_BINDING_COUNT = 16, checked the same way

@@ -88,13 +88,14 @@ def test_ref_is_null_in_hal_buffer_subspan():
     """BFGS's lowering for CUDA, barriers on the reductions of its line search's loops: IREE's
     VM passes one buffer to two block arguments and clears it with a MOVE.  The form is
     IREE's, not CUDA's: compiled for the CPU it fails the same way, and the check reads it off
-    the artifact; with barriers=outside-loops (the form xlair.compile picks) it runs."""
+    the artifact; with barriers=outside-loops (the form xlair.compile picks) it runs.  (Its
+    loops on the host, as CUDA ran them before its device loops.)"""
     comp, args = _bfgs()
-    bad = _compiled(comp, "cuda", "cpu")
+    bad = _compiled(comp, "cuda", "cpu", device_loops=False)
     assert any("hal.buffer.subspan" in r for r in null_ref_reads(disassembly(bad)))
     with pytest.raises(xla.XlaError, match="ref is null; while invoking native function hal.buffer.subspan"):
         Executable(bad, "cpu")(*args)
-    good = _compiled(comp, "cuda", "cpu", loop_barriers=False)
+    good = _compiled(comp, "cuda", "cpu", device_loops=False, loop_barriers=False)
     assert null_ref_reads(disassembly(good)) == []
     want = xla.compile(comp, "cpu")(*args)
     for g, w in zip(Executable(good, "cpu")(*args), want):

@@ -69,7 +69,8 @@ def test_binding_limits():
 
 
 def test_loops_and_kernels_are_the_cpus():
-    on = {name for name, d in descriptions.DESCRIPTIONS.items() if d.device_loops}
-    assert on == {"cpu"}
+    forms = {name: d.device_loops for name, d in descriptions.DESCRIPTIONS.items()}
+    # (Vulkan: the "thread" form gave wrong results on lavapipe, docs/iree-limits.md)
+    assert forms == {"cpu": "dispatch", "cuda": "thread", "rocm": "thread", "vulkan": None}
     assert {name for name, d in descriptions.DESCRIPTIONS.items() if d.cpu_kernels} == {"cpu"}
     assert not descriptions.PORTABLE.device_loops and not descriptions.PORTABLE.cpu_kernels
