@@ -4,11 +4,12 @@
     python3 bench/bench_gpu.py run [--dir build/gpu-bench]      # a machine with an NVIDIA GPU
 
 `compile` (`make bench-gpu-artifacts`) writes into one folder, for every program of the
-real-program suite (tests/models/model_programs.py) and the GPU-sized workloads below:
+real-program suite (tests/models/model_programs.py), every linear-algebra function of
+tests/models/test_linalg.py (f32) and the GPU-sized workloads below:
   - xlair's CUDA artifact (`<name>.vmfb`; for the Vulkan subset also `<name>.vulkan.vmfb`),
   - the program exported by `jax.export` for CUDA (`<name>.jax`: XLA:GPU runs the very same
     program there, without flax or optax),
-  - for the suite's programs their inputs (`<name>.in.npz`) and jax.jit's results on this CPU
+  - for the suite's programs and linear algebra their inputs (`<name>.in.npz`) and jax.jit's results on this CPU
     (`<name>.want.npz`); the workloads' inputs are made there from a seed (tens of MB each),
   - `manifest.json` (what was compiled, what failed and why, the versions), and `wheels/`: the
     iree-base-runtime wheel for Python 3.12 (its Tracy build left out) and xlair's own wheel.
@@ -171,6 +172,7 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
                 rec["vulkan_error"] = str(e)[:600]
         manifest["programs"][name] = rec
         print(f"{name}: {'ok' if 'xlair' in rec else rec.get('xlair_error', '')[:120]}", flush=True)
+    _compile_linalg(out, manifest, target, arch, only)
     for seed, (name, doc, specs, fn, tol) in enumerate(_workloads()):
         if only and name not in only:
             continue
@@ -185,6 +187,42 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"wrote {out} ({size / 2**20:.1f} MiB)")
+
+
+#: output leaves of the linear-algebra functions that are vectors fixed only up to sign (the
+#: device forms' Jacobi methods choose other signs than LAPACK): leaf -> "cols" or "rows"
+SIGN_FREE = {"eigh": {1: "cols"}, "svd": {0: "cols", 2: "rows"}, "svd_reduced_tall": {0: "cols", 2: "rows"},
+             "svd_gesvd": {0: "cols", 2: "rows"}}
+
+
+def _compile_linalg(out: pathlib.Path, manifest: dict, target: str, arch: str | None, only) -> None:
+    """Every function of tests/models/test_linalg.py (those docs/linalg.md names), f32, on a
+    batch of 6x6 matrices (one matrix where the function takes no batch)."""
+    import jax
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    from test_linalg import FUNCTIONS, _mat
+    manifest["linalg"] = {}
+    for name, (fn, batched) in FUNCTIONS.items():
+        key = f"linalg_{name}"
+        if only and key not in only:
+            continue
+        a = _mat((2, 6, 6) if batched else (6, 6), np.float32, np.random.default_rng(len(name)))
+        flat, args = _flat(fn, (a,))
+        rec, _ = _compile_one(out, key, flat, args, target, arch)
+        rec.update(rtol=1e-3, atol=1e-4, doc=f"{name}, f32[{','.join(map(str, a.shape))}]",
+                   sign_free={str(k): v for k, v in SIGN_FREE.get(name, {}).items()})
+        np.savez(out / f"{key}.in.npz", *args)
+        np.savez(out / f"{key}.want.npz", *_leaves(jax.jit(flat)(*args)))
+        manifest["linalg"][key] = rec
+        print(f"{key}: {'ok' if 'xlair' in rec else rec.get('xlair_error', '')[:120]}", flush=True)
+
+
+def _sign_aligned(got: np.ndarray, want: np.ndarray, axis: str) -> np.ndarray:
+    """`got` with each vector (column or row of the last two axes) multiplied by the sign that
+    best matches `want`'s (its dot product's)."""
+    vec = -2 if axis == "cols" else -1
+    dots = np.sum(got.astype(np.float64) * want.astype(np.float64), axis=vec, keepdims=True)
+    return (got * np.where(dots < 0, -1, 1)).astype(got.dtype)
 
 
 def _versions(**more) -> dict:
@@ -336,8 +374,9 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
     import iree.runtime
     results["info"]["jax_here"] = jax.__version__
     results["info"]["iree_runtime"] = getattr(iree.runtime, "__version__", IREE_VERSION)
-    for section in ("programs", "workloads"):
-        for name, rec in manifest[section].items():
+    results["linalg"] = {}
+    for section in ("programs", "linalg", "workloads"):
+        for name, rec in manifest.get(section, {}).items():
             if only and name not in only:
                 continue
             r: dict = {"doc": rec.get("doc", "")}
@@ -346,7 +385,7 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
                 r["status"] = "not compiled: " + rec.get("xlair_error", "")[:300]
                 print(f"{name}: {r['status'][:100]}", flush=True)
                 continue
-            if section == "programs":
+            if section != "workloads":
                 ins = list(np.load(folder / f"{name}.in.npz").values())
                 want = list(np.load(folder / f"{name}.want.npz").values())
             else:
@@ -366,7 +405,11 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
                         want = jout
                 except Exception as e:  # noqa: BLE001
                     r["jax_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-            if section == "programs":
+            if section != "workloads":
+                for leaf, axis in rec.get("sign_free", {}).items():
+                    i = int(leaf)
+                    if i < len(got) and got[i].shape == want[i].shape:
+                        got[i] = _sign_aligned(got[i], want[i], axis)
                 bad = mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), got, want)
             elif "jax_numpy_s" in r:
                 err = max(_rel_err(g, w) for g, w in zip(got, want))
@@ -404,8 +447,10 @@ def report(results: dict) -> str:
              f"- compiled on: {info.get('compiled_on')}", "",
              "Times are medians in ms; ratios are xlair / XLA:GPU. Device-resident: arguments already on "
              "the GPU, results left there; numpy: numpy arrays in, numpy arrays out.", ""]
-    for section, title in (("programs", "The real-program suite"), ("workloads", "GPU-sized workloads")):
-        rows = results[section]
+    for section, title in (("programs", "The real-program suite"),
+                           ("linalg", "Linear algebra (docs/linalg.md; vectors compared up to sign)"),
+                           ("workloads", "GPU-sized workloads")):
+        rows = results.get(section, {})
         ok = [r for r in rows.values() if r.get("status") == "ok"]
         dev = [r["xlair_device_s"] / r["jax_device_s"] for r in ok if "jax_device_s" in r]
         host = [r["xlair_numpy_s"] / r["jax_numpy_s"] for r in ok if "jax_numpy_s" in r]

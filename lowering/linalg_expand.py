@@ -325,7 +325,9 @@ def expand(module: ir.Module) -> None:
     for call in calls:
         args = d.unpack(call)
         shapes = [Shape.from_mlir(v.type) for v in args["args"]]
-        name = routine_of(args["target_name"], {s.element_type.name for s in shapes})
+        # (a custom call of another target may take tuples and tokens: their leaves' types)
+        name = routine_of(args["target_name"], {leaf.element_type.name for s in shapes for leaf in s.leaves()
+                                                if leaf.is_array})
         if name is None or not _wanted(opts, name, shapes):
             continue
         result = Shape.from_mlir(call.results[0].type)

@@ -16,7 +16,8 @@ def test_compile_then_run_on_the_cpu(tmp_path):
     folder = tmp_path / "gpu-bench"
     names = ["mlp_forward", "random_sampling"]        # (flax parameters; typed PRNG keys)
     c = subprocess.run([sys.executable, str(SCRIPT), "compile", "--out", str(folder), "--target", "cpu",
-                        "--only", *names, "--no-wheels", "--no-vulkan"], capture_output=True, text=True, timeout=600)
+                        "--only", *names, "linalg_eigh", "--no-wheels", "--no-vulkan"],
+                       capture_output=True, text=True, timeout=600)
     assert c.returncode == 0, c.stderr[-3000:]
     manifest = json.loads((folder / "manifest.json").read_text())
     assert sorted(manifest["programs"]) == names and manifest["target"] == "cpu"
@@ -31,5 +32,6 @@ def test_compile_then_run_on_the_cpu(tmp_path):
         got = results["programs"][name]
         assert got["status"] == "ok", got
         assert got["xlair_device_s"] > 0 and got["jax_device_s"] > 0 and got["cold_s"] > 0, got
+    assert results["linalg"]["linalg_eigh"]["status"] == "ok", results["linalg"]
     report = (tmp_path / "r.md").read_text()
     assert "2 of 2 run and match" in report and all(f"| {n} | ok |" in report for n in names)
