@@ -11,7 +11,7 @@ JOBS   ?= auto
 # tests are skipped).  Installed before the venv, so that pip finds MPI.
 DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev
 
-.PHONY: demo test status fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
+.PHONY: demo test status jax-tests fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,13 @@ test: system-deps $(STAMP)
 # `make test`, which runs a sample); writes docs/conformance.md.
 conformance: $(STAMP)
 	$(PY) tests/conformance/run.py --jobs 2
+
+# JAX's own tests (jax-v0.10.2's, from /work/shared/conformance/jax/tests) on the PJRT plugin:
+# the fifteen files that exercise the op set, one process each, JAX_PLATFORMS=xlair; writes
+# docs/jax-tests.md (long: `make test` runs a sample, tests/pjrt/test_jax_suite.py).  The whole
+# suite: `$(PY) tests/jax_suite/run.py --all`.
+jax-tests: $(STAMP)
+	$(PY) tests/jax_suite/run.py --jobs 2 -o docs/jax-tests.md
 
 # The long profile of the differential fuzzer (10,000 random programs against the numpy
 # reference interpreter, 20,000 ill-formed calls); writes its counts to docs/reliability.md.

@@ -1,0 +1,32 @@
+"""A quick sample of JAX's own tests on the plugin (tests/jax_suite/run.py, docs/jax-tests.md):
+the first five tests of fft_test.py, through the runner, into a temporary report.  Failures
+are allowed (the suite is a yardstick); a crash or a hang is not.  Skipped where JAX's test
+files ($XLAIR_JAX_TESTS_DIR, default /work/shared/conformance/jax/tests) are absent."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("pytest_timeout", reason="pytest-timeout (the `test` extra) is not installed")
+RUNNER = pathlib.Path(__file__).resolve().parent.parent / "jax_suite" / "run.py"
+TESTS_DIR = pathlib.Path(os.environ.get("XLAIR_JAX_TESTS_DIR", "/work/shared/conformance/jax/tests"))
+
+
+@pytest.mark.skipif(not (TESTS_DIR / "fft_test.py").is_file(),
+                    reason=f"JAX's test files are not here: {TESTS_DIR} (set XLAIR_JAX_TESTS_DIR)")
+def test_jax_suite_sample(tmp_path):
+    md, js = tmp_path / "jax-tests.md", tmp_path / "jax-tests.json"
+    p = subprocess.run([sys.executable, str(RUNNER), "--files", "fft_test", "--sample", "5",
+                        "--per-test-timeout", "60", "--file-timeout", "240", "-o", str(md), "--json", str(js),
+                        "--logs", str(tmp_path / "logs")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (rec,) = json.loads(js.read_text())
+    assert rec["crashed"] is None and rec["hung"] == 0, rec
+    assert rec["passed"] + rec["failed"] + rec["errors"] + rec["skipped"] + len(rec["crashes"]) == 5, rec
+    row = next(s for s in md.read_text().splitlines() if s.startswith("| fft_test |"))
+    assert [c.strip() for c in row.split("|")[2:4]] == ["5", str(rec["passed"])], row
