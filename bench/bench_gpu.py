@@ -36,7 +36,17 @@ import zipfile
 
 import numpy as np
 
+from harness import cpu_name
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "models"))
+
+
+def leaves(tree) -> list:
+    """The suite's `model_compare.leaves` (typed PRNG keys as their data), imported when the
+    compile step first needs it: it imports xlair, which the run step installs first."""
+    from model_compare import leaves as suite_leaves
+    return suite_leaves(tree)
 DEFAULT_DIR = ROOT / "build" / "gpu-bench"
 IREE_VERSION = "3.13.0"
 
@@ -96,21 +106,14 @@ def _flat(fn, args):
     take and give on the GPU machine."""
     import jax
     from xlair.values import is_prng_key
-    leaves, tree = jax.tree_util.tree_flatten(args)
-    impls = {i: jax.random.key_impl(x) for i, x in enumerate(leaves) if is_prng_key(getattr(x, "dtype", None))}
+    values, tree = jax.tree_util.tree_flatten(args)
+    impls = {i: jax.random.key_impl(x) for i, x in enumerate(values) if is_prng_key(getattr(x, "dtype", None))}
 
     def flat(*xs):
         xs = [jax.random.wrap_key_data(x, impl=impls[i]) if i in impls else x for i, x in enumerate(xs)]
         out = jax.tree_util.tree_leaves(fn(*jax.tree_util.tree_unflatten(tree, xs)))
         return [jax.random.key_data(o) if is_prng_key(o.dtype) else o for o in out]
-    return flat, _leaves(args)
-
-
-def _leaves(tree):
-    import jax
-    from xlair.values import is_prng_key
-    return [np.asarray(jax.random.key_data(x) if is_prng_key(getattr(x, "dtype", None)) else x)
-            for x in jax.tree_util.tree_leaves(tree)]
+    return flat, leaves(args)
 
 
 #: the platform jax.export lowers for, by xlair's target (a CPU run of both steps checks the
@@ -148,7 +151,6 @@ def _compile_one(out: pathlib.Path, name: str, fn, args, target: str, arch: str 
 def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | None, vulkan: bool,
                  wheels: bool = True) -> None:
     import jax
-    sys.path.insert(0, str(ROOT / "tests" / "models"))
     from model_programs import PROGRAMS
     from xlair.compile import compile_vmfb
     import xlair as xla
@@ -163,7 +165,7 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
         rec, comp = _compile_one(out, name, fn, args, target, arch)
         rec.update(rtol=prog.rtol, atol=prog.atol, kind=prog.kind, doc=prog.doc)
         np.savez(out / f"{name}.in.npz", *args)
-        np.savez(out / f"{name}.want.npz", *_leaves(jax.jit(fn)(*args)))
+        np.savez(out / f"{name}.want.npz", *leaves(jax.jit(fn)(*args)))
         if vulkan and prog.vulkan and comp is not None:
             try:
                 (out / f"{name}.vulkan.vmfb").write_bytes(compile_vmfb(comp, "vulkan"))
@@ -199,7 +201,6 @@ def _compile_linalg(out: pathlib.Path, manifest: dict, target: str, arch: str | 
     """Every function of tests/models/test_linalg.py (those docs/linalg.md names), f32, on a
     batch of 6x6 matrices (one matrix where the function takes no batch)."""
     import jax
-    sys.path.insert(0, str(ROOT / "tests" / "models"))
     from test_linalg import FUNCTIONS, _mat
     manifest["linalg"] = {}
     for name, (fn, batched) in FUNCTIONS.items():
@@ -212,7 +213,7 @@ def _compile_linalg(out: pathlib.Path, manifest: dict, target: str, arch: str | 
         rec.update(rtol=1e-3, atol=1e-4, doc=f"{name}, f32[{','.join(map(str, a.shape))}]",
                    sign_free={str(k): v for k, v in SIGN_FREE.get(name, {}).items()})
         np.savez(out / f"{key}.in.npz", *args)
-        np.savez(out / f"{key}.want.npz", *_leaves(jax.jit(flat)(*args)))
+        np.savez(out / f"{key}.want.npz", *leaves(jax.jit(flat)(*args)))
         manifest["linalg"][key] = rec
         print(f"{key}: {'ok' if 'xlair' in rec else rec.get('xlair_error', '')[:120]}", flush=True)
 
@@ -234,18 +235,8 @@ def _versions(**more) -> dict:
         v["xlair_commit"] = "unknown"
     from xlair.artifacts import iree_version
     v["iree_compiler"] = iree_version()
-    v["compiled_on"] = _cpu_name()
+    v["compiled_on"] = cpu_name()
     return v
-
-
-def _cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _wheels(where: pathlib.Path) -> None:
@@ -364,7 +355,6 @@ def _run_jax(path, ins, target: str):
 
 def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
     _bootstrap(folder)
-    sys.path.insert(0, str(ROOT / "tests" / "models"))
     from types import SimpleNamespace
     from model_compare import mismatches
     manifest = json.loads((folder / "manifest.json").read_text())

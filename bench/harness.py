@@ -59,16 +59,19 @@ def xla_cpu(fn: Callable, *args, numpy_io: bool = False):
     return run
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
+def cpu_name() -> str:
+    """The CPU as /proc/cpuinfo's model name says, else as Python's platform module does."""
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    return f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
 
 
 def cpu_summary() -> str:

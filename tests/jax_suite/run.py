@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import pathlib
-import platform
 import re
 import signal
 import subprocess
@@ -35,6 +34,8 @@ import xml.etree.ElementTree as ET
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from harness import cpu_name  # noqa: E402  (the benchmarks' name of this CPU)
 TESTS_DIR = pathlib.Path(os.environ.get("XLAIR_JAX_TESTS_DIR", "/work/shared/conformance/jax/tests"))
 OP_SET_FILES = ["lax_test", "lax_vmap_test", "lax_vmap_op_test", "lax_autodiff_test", "lax_control_flow_test",
                 "lax_numpy_test", "lax_numpy_operators_test", "lax_numpy_reducers_test",
@@ -157,16 +158,6 @@ def read_xml(xml: pathlib.Path, rec: dict) -> None:
             rec["skips"][normalize(kids["skipped"].get("message", ""))] += 1
         else:
             rec["passed"] += 1
-
-
-def cpu_name() -> str:
-    try:
-        for s in open("/proc/cpuinfo"):
-            if s.startswith("model name"):
-                return s.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def report(recs: list[dict], args, files: list[str], started: str, top: int) -> str:
