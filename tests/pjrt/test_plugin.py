@@ -169,3 +169,78 @@ def test_unimplemented_call_is_a_clean_error():
         assert np.array_equal(np.asarray(a + 1), [2, 2, 2])           # and the plugin goes on
     """)
     assert "OK" in out
+
+
+def test_calls_at_interpreter_exit_sigsegv_stack_overflow():
+    """jaxlib's client is collected by the interpreter's last garbage collection, after the
+    modules' globals are gone; its destructor then calls PJRT_Client_Destroy.  That call used to
+    raise out of the ctypes thunk (an uninitialised PJRT_Error* back to C) and jaxlib's error
+    path recursed through PJRT_Error_GetCode until the stack overflowed: SIGSEGV at exit
+    (test_devices_listed_without_being_the_default, about one run in ten under load).  Here
+    an object in a reference cycle makes the same calls from that collection, every time."""
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import ctypes, os, sys
+        from xlair.pjrt import abi, api
+        table = api.api()
+        T = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+        V = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+        def call(name, **fields):
+            a = abi.ARGS[name](**fields)
+            a.struct_size = ctypes.sizeof(a)
+            return ((V if name in abi.VOID else T)(getattr(table, name)), a)
+        create = call("PJRT_Client_Create")
+        assert create[0](ctypes.addressof(create[1])) is None and create[1].client
+        calls = [call("PJRT_Client_Destroy", client=create[1].client),
+                 call("PJRT_Client_PlatformName", client=create[1].client),
+                 call("PJRT_Error_GetCode"), call("PJRT_Error_Message"), call("PJRT_Error_Destroy")]
+
+        class AtExit:
+            def __del__(self, calls=calls, addressof=ctypes.addressof, string_at=ctypes.string_at,
+                        write=os.write, finalizing=sys.is_finalizing, gone=(vars(api), vars(abi))):
+                for module_dict in gone:      # as the collection may have cleared them first
+                    module_dict.clear()
+                (destroy, d), (name, n), (code, c), (message, m), (free, f) = calls
+                out = [finalizing(), destroy(addressof(d))]
+                err = name(addressof(n))
+                c.error = m.error = f.error = err
+                code(addressof(c))
+                message(addressof(m))
+                out += [bool(err), c.code, string_at(m.message, m.message_size).decode()]
+                free(addressof(f))
+                write(2, ("at exit: %r\\n" % (out,)).encode())
+
+        # a cycle held by a module only sys.modules holds: garbage once the interpreter clears
+        # sys.modules, and collected by its last collection (where jaxlib's clients go)
+        probe = __import__("types").ModuleType("xlair_exit_probe")
+        sys.modules[probe.__name__] = probe
+        probe.cycle = AtExit()
+        probe.cycle.me = probe.cycle
+        del probe
+    """)], capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"})
+    assert p.returncode == 0, (p.returncode, p.stderr[-3000:])
+    assert "at exit: [True, None, True, 10, 'the Python interpreter running the xlair PJRT plugin " \
+           "is shutting down']" in p.stderr, p.stderr[-3000:]
+
+
+def test_calls_at_exit_name_no_global_and_no_builtin():
+    """By the interpreter's last collection even `range` raised NameError in the plugin's
+    code (measured): each C entry asks `finalizing()` before it reads any global or builtin
+    name, and what it then runs (`_at_exit`'s answers, a destroy's `attempt`) reads none."""
+    import dis
+    import types
+    from xlair.pjrt import abi, api
+
+    def names_read(code):
+        return [i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
+
+    for name in abi.FUNCTIONS:
+        assert names_read(api._at_exit(name, abi.ARGS.get(name)).__code__) == [], name
+    nested = {c.co_name: c for c in api._entry.__code__.co_consts if isinstance(c, types.CodeType)}
+    assert set(nested) >= {"void", "unimplemented", "attempt", "destroy", "call"}, set(nested)
+    assert names_read(nested["attempt"]) == [] and names_read(nested["destroy"]) == []
+    for entry in ("void", "unimplemented", "call"):
+        ops = [(i.opname, i.argval) for i in dis.get_instructions(nested[entry])]
+        asks, answers = ops.index(("LOAD_DEREF", "finalizing")), ops.index(("LOAD_DEREF", "at_exit"))
+        assert asks < answers and not any(op in ("LOAD_GLOBAL", "LOAD_NAME") for op, _ in ops[:answers]), \
+            (entry, ops[:answers])

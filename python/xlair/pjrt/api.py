@@ -700,51 +700,99 @@ def Buffer_CopyToMemory(a):
 # ----------------------------------------------------------------------------------------
 # the table
 # ----------------------------------------------------------------------------------------
-def _entry(name: str):
-    """The C entry of a call: its implementation reading its args in place, or UNIMPLEMENTED."""
-    fn = IMPL.get(name)
-    if name in abi.VOID:
-        args_t = abi.ARGS[name]
+#: the one error a call answers once the interpreter is finalizing (kept for the process's life)
+_FINAL_ERROR = _Error(abi.ABORTED, "the Python interpreter running the xlair PJRT plugin is shutting down")
+_FINAL_HANDLE = _h(_FINAL_ERROR)
 
+
+def _at_exit(name: str, args_t):
+    """What a call does once the interpreter is finalizing: it reads no global and no builtin
+    name, only its closure's values.
+
+    jaxlib's clients are collected by the interpreter's last garbage collection, after the
+    modules' globals are gone (JAX's atexit drops its references to them): their destructors
+    then call PJRT_Client_Destroy and the rest.  Python code that reads a module global there
+    fails, an exception escapes the ctypes thunk, which returns an uninitialised PJRT_Error*,
+    and jaxlib's error path (PJRT_Error_GetCode, failing in turn) recursed until the stack
+    overflowed: a SIGSEGV at exit in about one process in ten under load.  (Measured: by then
+    even a builtin's name, `range`, raises NameError in the plugin's code.)  So a call made
+    while finalizing frees nothing (the process is ending), and answers from closure values
+    alone: destroys succeed, the error calls describe `_FINAL_ERROR`, any other call fails
+    with it."""
+    err, handle = _FINAL_ERROR, _FINAL_HANDLE              # (the closures keep the error alive)
+    text, size = ctypes.addressof(err.message), len(err.message.value)
+    if name == "PJRT_Error_GetCode":
+        def at_exit(p):
+            args_t.from_address(p).code = err.code
+    elif name == "PJRT_Error_Message":
+        def at_exit(p):
+            a = args_t.from_address(p)
+            a.message, a.message_size = text, size
+    elif name.endswith("_Destroy"):
+        def at_exit(p):
+            return None
+    else:
+        def at_exit(p):
+            return handle
+    return at_exit
+
+
+def _entry(name: str):
+    """The C entry of a call: its implementation reading its args in place, or UNIMPLEMENTED.
+    Each asks `sys.is_finalizing()` first and then answers as `_at_exit` says; the path to
+    that answer names no global and no builtin (`catch` is BaseException, bound here), and
+    runs inside a `try`, since JAX may call with Python's error indicator set (below), when
+    any C call raises."""
+    fn = IMPL.get(name)
+    args_t = abi.ARGS.get(name)
+    finalizing, at_exit, catch = sys.is_finalizing, _at_exit(name, args_t), BaseException
+    if name in abi.VOID:
         def void(p):
             try:
+                if finalizing():
+                    return at_exit(p)
                 fn(args_t.from_address(p))
-            except BaseException:   # noqa: BLE001  (nothing may reach C)
+            except catch:       # nothing may reach C
                 pass
         return abi.VOID_ENTRY(void)
     if fn is None:
         def unimplemented(p):
             try:
+                if finalizing():
+                    return at_exit(p)
                 return _error(abi.UNIMPLEMENTED, f"{name} is not implemented by the xlair PJRT plugin")
-            except BaseException:   # noqa: BLE001
+            except catch:
                 return None
         return abi.ENTRY(unimplemented)
-    args_t = abi.ARGS[name]
     if name.endswith("_Destroy"):
+        def attempt(p):
+            try:
+                if not finalizing():
+                    fn(args_t.from_address(p))
+                return True
+            except catch:       # nothing may reach C
+                return False
+
         def destroy(p):
             # A destroy never fails: jaxlib aborts the process on an error from one (its
             # LogFatalIfPjrtError).  JAX destroys buffers while an exception of its own
             # unwinds (a failed compile: fft_test's testIrfftTranspose), with Python's error
             # indicator set: the callback's first C call then raises that exception here.
-            # It is taken (JAX then sees its exception gone) and the destroy done again.
-            for _ in range(2):
-                try:
-                    fn(args_t.from_address(p))
-                    return None
-                except BaseException:   # noqa: BLE001  (nothing may reach C)
-                    continue
-            return None
+            # It is taken (JAX then sees its exception gone) and the destroy made again.
+            attempt(p) or attempt(p)
         return abi.ENTRY(destroy)
 
     def call(p):
         try:
+            if finalizing():
+                return at_exit(p)
             if _TRACE:
                 print("xlair pjrt:", name, file=sys.stderr, flush=True)
             return fn(args_t.from_address(p))
-        except BaseException as e:  # noqa: BLE001  (nothing may reach C: an error it returns)
+        except catch as e:      # nothing may reach C: an error it returns
             try:
                 return _error(*engine.error_text(e))
-            except BaseException:   # noqa: BLE001
+            except catch:
                 return None
     return abi.ENTRY(call)
 
