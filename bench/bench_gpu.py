@@ -71,8 +71,10 @@ def _workloads():
 
     f32, bf16 = "float32", "bfloat16"
     return [
-        ("matmul_f32_4096", "f32 4096^3 matmul, DEFAULT precision", [((4096, 4096), f32)] * 2,
-         lambda a, b: a @ b, 1e-2),
+        ("matmul_f32_4096", "f32 4096^3 matmul, DEFAULT precision (xlair: three BF16 products)",
+         [((4096, 4096), f32)] * 2, lambda a, b: a @ b, 1e-2),
+        ("matmul_f32_4096_highest", "f32 4096^3 matmul, HIGHEST precision (both in F32)", [((4096, 4096), f32)] * 2,
+         lambda a, b: jnp.matmul(a, b, precision="highest"), 1e-4),
         ("matmul_bf16_4096", "bf16 4096^3 matmul", [((4096, 4096), bf16)] * 2, lambda a, b: a @ b, 3e-2),
         ("mlp_block_f32", "MLP block 8192x1024 -> 4096 -> 1024, gelu, f32",
          [((8192, 1024), f32), ((1024, 4096), f32), ((4096, 1024), f32)], mlp, 1e-2),

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.attrs import DotDimensionNumbers
-from xlair.dialect.ir import complex_d, ir, linalg
+from xlair.dialect.ir import arith, complex_d, ir, linalg, math
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import BF16, F16, F32, Shape
 
-from .elementwise import convert_tensor
+from .elementwise import convert_scalar, convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
 from .registry import (affine_map, barrier, defining_op, empty, fill, generic, lowers, options, reshape,
                        scalar_const, set_cpu_tiles, value_of)
@@ -56,23 +56,31 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     """Transpose to [batch, lhs free, contracting] x [batch, contracting, rhs free], collapse
     each group to one dimension (an empty group to none, so no unit dimensions appear), and
     contract with the named op for the groups present (matmul, matvec, vecmat, dot and their
-    batch forms); complex types and the rest use a contraction generic."""
+    batch forms); complex types and the rest use a contraction generic.  F16 / BF16 operands
+    of an F32 product stay as they are, summed in F32; F32 products on a target whose
+    `f32_products` is bf16x3 are three BF16 products (`_bf16x3`)."""
     lhs_s, rhs_s, out = lw.shape("lhs"), lw.shape("rhs"), lw.result_shape
     et = out.element_type
-    lhs = convert_tensor(lw.value("lhs"), lhs_s, et)
-    rhs = convert_tensor(lw.value("rhs"), rhs_s, et)
     lb, rb = list(dn.lhs_batch_dimensions), list(dn.rhs_batch_dimensions)
     lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
     lfree = [d for d in range(lhs_s.rank) if d not in lb and d not in lc]
     rfree = [d for d in range(rhs_s.rank) if d not in rb and d not in rc]
-    lhs_t = _shared_transposed(lw, "lhs", transpose(lhs, lhs_s.with_type(et), lb + lfree + lc), lhs)
-    rhs_t = _shared_transposed(lw, "rhs", transpose(rhs, rhs_s.with_type(et), rb + rc + rfree), rhs)
-    ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
-    rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
     nb, nm, nk, nn = len(lb), len(lfree), len(lc), len(rfree)
     k = _prod(lhs_s.dims[d] for d in lc)             # the contracted size
     if k == 0:                                        # an empty sum
         return fill(out, scalar_const(et, 0))
+    has = (nb > 0, nm > 0, nn > 0)
+    named = _NAMED.get(has) if nk > 0 and k > 1 and not et.is_complex else None
+    # the type the operands are multiplied in: the result's, or F16 / BF16 operands of an F32
+    # result as they are (their products are exact in F32: the same sums, without converting)
+    ot = lhs_s.element_type
+    cet = ot if named is not None and et == F32 and ot in (F16, BF16) and rhs_s.element_type == ot else et
+    lhs = convert_tensor(lw.value("lhs"), lhs_s, cet)
+    rhs = convert_tensor(lw.value("rhs"), rhs_s, cet)
+    lhs_t = _shared_transposed(lw, "lhs", transpose(lhs, lhs_s.with_type(cet), lb + lfree + lc), lhs)
+    rhs_t = _shared_transposed(lw, "rhs", transpose(rhs, rhs_s.with_type(cet), rb + rc + rfree), rhs)
+    ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
+    rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
     if k == 1:
         # nothing to sum: a broadcast product over the output (IREE's data tiling breaks on
         # K = 1 contractions fed by reductions)
@@ -84,21 +92,23 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
                        ["parallel"] * no, lambda x, y, _o: mul([x, y], [et, et], et))[0]
     a = _regroup(lhs_t, ldims, [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nk)])
     b = _regroup(rhs_t, rdims, [range(nb), range(nb, nb + nk), range(nb + nk, nb + nk + nn)])
-    has = (nb > 0, nm > 0, nn > 0)
     odims = [ir.RankedTensorType(a.type).shape[0]] if nb else []
     if nm:
         odims.append(_prod(lhs_s.dims[d] for d in lfree))
     if nn:
         odims.append(_prod(rhs_s.dims[d] for d in rfree))
-    named = _NAMED.get(has)
-    if named is not None and nk > 0 and not et.is_complex:
+    if named is not None:
         # F16 / BF16 products are summed in F32 and rounded once at the end, as XLA does (its
         # CPU backend computes them in F32); IREE's GPU codegen also fails on a BF16-accumulating
         # matmul ("'func.func' op failed to distribute", CUDA and ROCm)
-        acc = F32 if et in (F16, BF16) and options().desc.f32_accumulation else et
-        res = value_of(named(a, b, outs=[fill(Shape(acc, odims), scalar_const(acc, 0))]))
-        if has == (False, True, True):
-            _set_cpu_matmul_tiles(res.owner, *odims, k, et)
+        acc = F32 if cet in (F16, BF16) and (et == F32 or options().desc.f32_accumulation) else et
+        init = fill(Shape(acc, odims), scalar_const(acc, 0))
+        if cet == F32 and options().f32_products == "bf16x3" and "HIGHEST" not in (lw.attr("precision_config") or ()):
+            res = _bf16x3(named, a, b, init)
+        else:
+            res = value_of(named(a, b, outs=[init]))
+            if has == (False, True, True):
+                _set_cpu_matmul_tiles(res.owner, *odims, k, cet)
         res = convert_tensor(res, Shape(acc, odims), et)
     else:
         init = fill(Shape(et, odims), scalar_const(et, 0))
@@ -119,6 +129,39 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
                    expand=True)
     if named is not None and nm and nn and _fans_out(lw):
         res = barrier(res)
+    return res
+
+
+def _bf16_parts(v: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """An F32 tensor as BF16 tensors: hi = bf16(v), lo = bf16(v - hi), which together hold 16
+    of v's 24 significant bits, and hi with its infinities and NaNs as 0 (`fin`; lo is 0
+    there too), for the products with the other operand's lo: an infinity in a cross term
+    would meet that lo's zeros (inf * 0 = NaN where the exact product is infinite)."""
+    t = ir.RankedTensorType(v.type)
+    s = Shape.from_mlir(t)
+    n = t.rank
+    ident = affine_map(n, list(range(n)))
+    zero = scalar_const(BF16, 0.0)
+
+    def parts(x, _hi, _fin, _lo):
+        hi = convert_scalar(x, F32, BF16)
+        wide = convert_scalar(hi, BF16, F32)
+        lo = convert_scalar(arith.subf(x, wide), F32, BF16)
+        finite = arith.cmpf(arith.CmpFPredicate.ONE, math.absf(wide), scalar_const(F32, float("inf")))
+        return [hi, arith.select(finite, hi, zero), arith.select(finite, lo, zero)]
+    hi, fin, lo = generic([v], [ident], [empty(s.with_type(BF16)) for _ in range(3)], [ident] * 3,
+                          ["parallel"] * n, parts)
+    return hi, fin, lo
+
+
+def _bf16x3(named, a: ir.Value, b: ir.Value, init: ir.Value) -> ir.Value:
+    """The F32 product a.b as three BF16 products summed in F32, the small ones first:
+    lo(a).hi(b) + hi(a).lo(b) + hi(a).hi(b) (lo.lo, below F32's precision, is left out; the
+    cross terms take the finite high parts: an infinity or NaN is in the last term alone)."""
+    (ahi, afin, alo), (bhi, bfin, blo) = _bf16_parts(a), _bf16_parts(b)
+    res = init
+    for x, y in ((alo, bfin), (afin, blo), (ahi, bhi)):
+        res = value_of(named(x, y, outs=[res]))
     return res
 
 

@@ -24,8 +24,9 @@ Every xlair pass takes the option `target` (`xla-to-linalg{target=cpu}`: cpu, vu
 rocm; left out, the lowering is for no target in particular), `counted` (on, the default,
 or off: counted While loops kept in the general form) and `loops` (device, the default, or
 host: no loop moved onto the device by xla-device-loops), `vectors` (512 or 256), `barriers`
-(all, or outside-loops: the target's reduction barriers left out of loop bodies) and `linalg`
-(auto, device or host: which linear-algebra custom calls xla-expand-linalg expands).  Its patterns read them through
+(all, or outside-loops: the target's reduction barriers left out of loop bodies), `linalg`
+(auto, device or host: which linear-algebra custom calls xla-expand-linalg expands) and
+`products` (auto, f32 or bf16x3: how F32 matrix products are computed).  Its patterns read them through
 `registry.options()`.  A textual pipeline mixes xlair passes and upstream MLIR passes
 (`builtin.module(xla-simplify,xla-to-linalg{target=cpu},canonicalize,cse)`): `plan` parses it
 into steps, `run_steps` runs them; xlair-opt is a CLI over the two.
@@ -55,7 +56,7 @@ PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
 OPTIONS = {"target": TARGET_NAMES, "counted": ("on", "off"), "loops": ("device", "host"), "vectors": ("512", "256"),
            "barriers": ("all", "outside-loops"),
-           "linalg": ("auto", "device", "host")}
+           "linalg": ("auto", "device", "host"), "products": ("auto", "f32", "bf16x3")}
 
 
 def register_pass(name: str):

@@ -51,18 +51,26 @@ class Options:
     reduction_barriers) out of loop bodies: the compiler's form when IREE's VM would read a
     null buffer in the loop (docs/iree-limits.md, python/xlair/vmcode.py).
     `linalg` says which linear-algebra custom calls xla-expand-linalg turns into device code
-    (lowering/linalg_expand.py): auto, device (all it can) or host (none)."""
+    (lowering/linalg_expand.py): auto, device (all it can) or host (none).  `products` says
+    how F32 matrix products are computed (lowering/contraction.py): auto (the description's
+    f32_products), f32, or bf16x3 (three BF16 products summed in F32)."""
     target: str | None = None
     counted: str = "on"
     loops: str = "device"
     vectors: str = "512"
     barriers: str = "all"
     linalg: str = "auto"
+    products: str = "auto"
 
     @property
     def desc(self) -> TargetDescription:
         """The target's description (lowering/targets.py): what patterns ask of the target."""
         return describe(self.target)
+
+    @property
+    def f32_products(self) -> str:
+        """How F32 matrix products are computed: the `products` option, else the target's."""
+        return self.desc.f32_products if self.products == "auto" else self.products
 
 
 _OPTIONS: contextvars.ContextVar = contextvars.ContextVar("xlair_pass_options", default=Options())

@@ -80,11 +80,42 @@ def dot_general_value(lhs, rhs, dn: DotDimensionNumbers, result: Shape):
     return np.asarray(r).astype(result.dtype)
 
 
+#: XLA's operand precisions (PrecisionConfig), for Dot, DotGeneral and the convolutions
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+
+
+class PrecisionConfigKind(AttrKind):
+    """XLA's PrecisionConfig: one precision (DEFAULT, HIGH, HIGHEST) for both operands or one
+    per operand.  Kept on the op.  The CPU computes every F32 product in F32 whatever it says;
+    a target whose F32 products go through BF16 (lowering/targets.py `f32_products`) keeps
+    F32 for an operand marked HIGHEST."""
+    what = "a precision config (DEFAULT, HIGH or HIGHEST; one, or one per operand)"
+
+    def normalize(self, chk, param, v):
+        items = [v] if isinstance(v, str) or not isinstance(v, (list, tuple)) else list(v)
+        names = []
+        for x in items:
+            name = x if isinstance(x, str) else getattr(x, "name", None)
+            if not isinstance(name, str) or name.upper() not in PRECISIONS:
+                self._bad(chk, param, v)
+            names.append(name.upper())
+        if len(names) not in (1, 2):
+            self._bad(chk, param, v)
+        return tuple(names)
+
+    def to_attr(self, v):
+        return ir.ArrayAttr.get([ir.StringAttr.get(x) for x in v])
+
+    def from_attr(self, a):
+        return tuple(ir.StringAttr(x).value for x in ir.ArrayAttr(a))
+
+
+
 def _dot_numbers(lhs: Shape, rhs: Shape) -> DotDimensionNumbers:
     return DotDimensionNumbers((max(lhs.rank - 1, 0),), (0,))
 
 
-def _dot_infer(chk, lhs, rhs, preferred_element_type=None):
+def _dot_infer(chk, lhs, rhs, preferred_element_type=None, precision_config=None):
     chk.array("lhs", lhs, cid="spec:Dot")
     chk.array("rhs", rhs, cid="spec:Dot")
     for name, s in (("lhs", lhs), ("rhs", rhs)):
@@ -120,16 +151,17 @@ _DOT_GENERAL_CONSTRAINTS = {
 
 
 register(OpDef("Dot", (Operand("lhs"), Operand("rhs"),
-                       Attr("preferred_element_type", Optional(ETypeKind()), None)),
+                       Attr("preferred_element_type", Optional(ETypeKind()), None),
+                       Attr("precision_config", Optional(PrecisionConfigKind()), None)),
                _dot_infer,
-               lambda lhs, rhs, preferred_element_type=None, *, result: dot_general_value(
+               lambda lhs, rhs, preferred_element_type=None, precision_config=None, *, result: dot_general_value(
                    lhs, rhs, DotDimensionNumbers((max(np.ndim(lhs) - 1, 0),), (0,)), result),
                "contraction", "Dot", doc="vector/matrix products contracting lhs's last and rhs's first dimension",
                constraints={"spec:Dot": "lhs and rhs are vectors or matrices, rhs's dimension 0 the size of "
                                         "lhs's last dimension", **_DOT_GENERAL_CONSTRAINTS}))
 
 
-def _dot_general_infer(chk, lhs, rhs, dimension_numbers, preferred_element_type=None):
+def _dot_general_infer(chk, lhs, rhs, dimension_numbers, preferred_element_type=None, precision_config=None):
     chk.array("lhs", lhs, cid="dot_general_i1")
     chk.array("rhs", rhs, cid="dot_general_i2")
     return dot_general_shape(chk, lhs, rhs, dimension_numbers, preferred_element_type)
@@ -137,9 +169,10 @@ def _dot_general_infer(chk, lhs, rhs, dimension_numbers, preferred_element_type=
 
 register(OpDef("DotGeneral", (Operand("lhs"), Operand("rhs"),
                               Attr("dimension_numbers", kind_for(DotDimensionNumbers)),
-                              Attr("preferred_element_type", Optional(ETypeKind()), None)),
+                              Attr("preferred_element_type", Optional(ETypeKind()), None),
+                              Attr("precision_config", Optional(PrecisionConfigKind()), None)),
                _dot_general_infer,
-               lambda lhs, rhs, dimension_numbers, preferred_element_type=None, *, result:
+               lambda lhs, rhs, dimension_numbers, preferred_element_type=None, precision_config=None, *, result:
                dot_general_value(lhs, rhs, dimension_numbers, result),
                "contraction", "DotGeneral",
                doc="sum of products over contracting dimensions, with batch dimensions",
@@ -149,33 +182,6 @@ register(OpDef("DotGeneral", (Operand("lhs"), Operand("rhs"),
 # ----------------------------------------------------------------------------------------
 # Conv, ConvWithGeneralPadding, ConvGeneralDilated
 # ----------------------------------------------------------------------------------------
-PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
-
-
-class PrecisionConfigKind(AttrKind):
-    """XLA's PrecisionConfig: one precision (DEFAULT, HIGH, HIGHEST) for both operands or one
-    per operand.  Kept on the op; it does not change results on the CPU."""
-    what = "a precision config (DEFAULT, HIGH or HIGHEST; one, or one per operand)"
-
-    def normalize(self, chk, param, v):
-        items = [v] if isinstance(v, str) or not isinstance(v, (list, tuple)) else list(v)
-        names = []
-        for x in items:
-            name = x if isinstance(x, str) else getattr(x, "name", None)
-            if not isinstance(name, str) or name.upper() not in PRECISIONS:
-                self._bad(chk, param, v)
-            names.append(name.upper())
-        if len(names) not in (1, 2):
-            self._bad(chk, param, v)
-        return tuple(names)
-
-    def to_attr(self, v):
-        return ir.ArrayAttr.get([ir.StringAttr.get(x) for x in v])
-
-    def from_attr(self, a):
-        return tuple(ir.StringAttr(x).value for x in ir.ArrayAttr(a))
-
-
 def default_conv_numbers(rank: int) -> ConvolutionDimensionNumbers:
     """The layout of Conv and ConvWithGeneralPadding: lhs [batch, feature, spatial...],
     rhs [output feature, input feature, spatial...], output like lhs."""

@@ -196,7 +196,7 @@ def test_bad_input_is_a_diagnostic(capsys, tmp_path, what, text, message):
     (["-p", "no-such-pass"], "unknown pass 'no-such-pass'"),
     (["--pass-pipeline=builtin.module(canonicalize"], "unbalanced parentheses"),
     (["--pass-pipeline=builtin.module(func.func(xla-to-linalg))"], "cannot be nested"),
-    (["-p", "xla-to-linalg{x=1}"], "option 'x' is not one it takes (its options: target=<cpu|vulkan|cuda|rocm>, counted=<on|off>, loops=<device|host>, vectors=<512|256>, barriers=<all|outside-loops>, linalg=<auto|device|host>)"),
+    (["-p", "xla-to-linalg{x=1}"], "option 'x' is not one it takes (its options: target=<cpu|vulkan|cuda|rocm>, counted=<on|off>, loops=<device|host>, vectors=<512|256>, barriers=<all|outside-loops>, linalg=<auto|device|host>, products=<auto|f32|bf16x3>)"),
     (["-p", "xla-to-linalg{target=tpu}"], "option target must be one of cpu, vulkan, cuda, rocm; got 'tpu'"),
     (["-p", "canonicalize{no-such-option=1}"], "no such option"),
 ])

@@ -28,16 +28,28 @@ def _c_dot_general(s, op):
     d = _struct(op.attributes["dot_dimension_numbers"], "dot")
     dn = DotDimensionNumbers(d.get("lhs_contracting_dimensions", ()), d.get("rhs_contracting_dimensions", ()),
                              d.get("lhs_batching_dimensions", ()), d.get("rhs_batching_dimensions", ()))
-    # precision_config and algorithm do not change results on xlair's targets; DotGeneral
-    # (as XlaBuilder's) carries the preferred element type only.
+    # the precision config says where a target that takes F32 products through BF16 keeps F32
+    # (HIGHEST); `algorithm` is not read
     return [s.emit("dot_general", lhs=lhs, rhs=rhs, dimension_numbers=dn,
-                   preferred_element_type=_preferred(lhs, rhs, _result_shape(op)))]
+                   preferred_element_type=_preferred(lhs, rhs, _result_shape(op)),
+                   precision_config=_precision(op))]
 
 
 @converter("stablehlo.dot")
 def _c_dot(s, op):
     lhs, rhs = s.get(op.operands[0]), s.get(op.operands[1])
-    return [s.emit("dot", lhs=lhs, rhs=rhs, preferred_element_type=_preferred(lhs, rhs, _result_shape(op)))]
+    return [s.emit("dot", lhs=lhs, rhs=rhs, preferred_element_type=_preferred(lhs, rhs, _result_shape(op)),
+                   precision_config=_precision(op))]
+
+
+def _precision(op, all_default=False):
+    """The op's precision_config as names (DEFAULT, HIGH, HIGHEST), or None: for none, and
+    for all DEFAULT unless `all_default` (what JAX writes unless asked: a product's text then
+    stays as it was without one)."""
+    if "precision_config" not in op.attributes:
+        return None
+    names = tuple(_enum(a) for a in ir.ArrayAttr(op.attributes["precision_config"]))
+    return names if names and (all_default or any(n != "DEFAULT" for n in names)) else None
 
 
 def _conv(s, op, padding):
@@ -52,9 +64,7 @@ def _conv(s, op, padding):
         rev = [d for d, r in zip(dn.kernel_spatial_dimensions, _bools(op.attributes["window_reversal"])) if r]
         if rev:          # a reversed window is the convolution with the kernel reversed
             rhs = s.emit("rev", operand=rhs, dimensions=tuple(rev))
-    precision = None
-    if "precision_config" in op.attributes:
-        precision = tuple(_enum(a) for a in ir.ArrayAttr(op.attributes["precision_config"])) or None
+    precision = _precision(op, all_default=True)
     return [s.emit("conv_general_dilated", lhs=lhs, rhs=rhs, window_strides=strides, padding=padding,
                    lhs_dilation=lhs_dil, rhs_dilation=rhs_dil, dimension_numbers=dn,
                    feature_group_count=ir.IntegerAttr(op.attributes["feature_group_count"]).value,

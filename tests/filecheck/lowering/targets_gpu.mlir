@@ -30,6 +30,22 @@
 // GPU: arith.bitcast %{{.*}} : f32 to i32
 // GPU: arith.bitcast %{{.*}} : i16 to bf16
 
+// An F32 product as three BF16 products summed in F32 (f32_products = bf16x3: tensor cores),
+// each operand split into its high part, that part with infinities and NaNs as 0, and the
+// rest; the small products first.  HIGHEST keeps F32.  The CPU computes in F32.
+// GPU-LABEL: func.func @f32_dot
+// GPU: %[[A:.*]]:3 = linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>)
+// GPU: %[[B:.*]]:3 = linalg.generic {{.*}} ins(%arg1 : tensor<8x3xf32>)
+// GPU: %[[LO:.*]] = linalg.matmul ins(%[[A]]#2, %[[B]]#1 : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%{{.*}} : tensor<4x3xf32>)
+// GPU: %[[MID:.*]] = linalg.matmul ins(%[[A]]#1, %[[B]]#2 : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%[[LO]] : tensor<4x3xf32>)
+// GPU: linalg.matmul ins(%[[A]]#0, %[[B]]#0 : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%[[MID]] : tensor<4x3xf32>)
+// GPU-LABEL: func.func @f32_dot_highest
+// GPU-NOT: bf16
+// GPU: linalg.matmul ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8x3xf32>)
+// CPU-LABEL: func.func @f32_dot
+// CPU-NOT: bf16
+// CPU: linalg.matmul ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8x3xf32>)
+
 // A DynamicSlice computes its clamped starts in the kernel (no host_slice_offsets): a
 // linalg.generic reading the operand at start + index, not a tensor.extract_slice.
 // GPU-LABEL: func.func @slice
@@ -68,6 +84,16 @@ func.func @features(%arg0: tensor<1x8x8x4xf32>, %arg1: tensor<3x3x4x8xf32>) -> t
 func.func @bf16_dot(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>) -> tensor<4x3xbf16> {
   %r = "xla.dot"(%a, %b) : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
   return %r : tensor<4x3xbf16>
+}
+
+func.func @f32_dot(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %r = "xla.dot"(%a, %b) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+func.func @f32_dot_highest(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %r = "xla.dot"(%a, %b) {precision_config = ["HIGHEST"]} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
 }
 
 func.func @slice(%a: tensor<4x3xf32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<2x2xf32> {

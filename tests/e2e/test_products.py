@@ -1,0 +1,115 @@
+"""How F32 matrix products are computed per target (lowering/targets.py `f32_products`,
+lowering/contraction.py): on CUDA and ROCm as three BF16 products summed in F32 (what tensor
+cores run), unless the precision config asks HIGHEST; on the CPU in F32.  The CUDA form is
+compiled for the CPU and run there (its speed is measured on a GPU: bench/bench_gpu.py),
+against numpy in float64, and against one BF16 product, which the three must beat by far."""
+import numpy as np
+import pytest
+
+import xlair as xla
+from xlair import BF16, F32, Shape
+from xlair import ops as O
+from xlair.compile import iree_compile, lower
+from xlair.dialect.ir import context, lock
+from xlair.targets import target as find_target
+
+
+def _product(m, k, n, precision=None, et=F32, preferred=None):
+    b = xla.Builder("product")
+    O.dot(b.parameter(0, Shape(et, (m, k))), b.parameter(1, Shape(et, (k, n))), precision_config=precision,
+          preferred_element_type=preferred)
+    return b.build()
+
+
+def _lowered(comp, tgt: str) -> str:
+    module = lower(comp, 1, tgt)
+    with lock, context():
+        return str(module)
+
+
+def _run_form(comp, tgt: str, *args):
+    """The module lowered for `tgt`, compiled for the CPU and run there."""
+    cpu = find_target("cpu")
+    return np.asarray(xla.Executable(iree_compile(_lowered(comp, tgt), cpu, cpu.compile_flags()), "cpu")(*args))
+
+
+def _bf16(x):
+    import ml_dtypes
+    return x.astype(ml_dtypes.bfloat16).astype(np.float64)
+
+
+def _relative_error(got, want):
+    return float(np.linalg.norm(got - want) / np.linalg.norm(want))
+
+
+@pytest.mark.parametrize("gpu", ["cuda", "rocm"])
+def test_gpu_f32_product_is_three_bf16_products(gpu):
+    text = _lowered(_product(64, 96, 80), gpu)
+    assert text.count("linalg.matmul") == 3 and "bf16" in text, text
+    text = _lowered(_product(64, 96, 80, precision="HIGHEST"), gpu)
+    assert text.count("linalg.matmul") == 1 and "bf16" not in text, text
+    text = _lowered(_product(64, 96, 80, precision=("DEFAULT", "HIGHEST")), gpu)
+    assert text.count("linalg.matmul") == 1 and "bf16" not in text, text
+
+
+def test_cpu_f32_product_stays_f32():
+    text = _lowered(_product(64, 96, 80), "cpu")
+    assert text.count("linalg.matmul") == 1 and "bf16" not in text
+
+
+def test_three_bf16_products_run_on_the_cpu_backend():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 96)).astype(np.float32)
+    b = rng.standard_normal((96, 80)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    got = _run_form(_product(64, 96, 80), "cuda", a, b)
+    err, one_pass = _relative_error(got, exact), _relative_error(_bf16(a) @ _bf16(b), exact)
+    # measured: 4.4e-6 for the three products, 2.3e-3 for one BF16 product, 1.8e-7 in F32
+    assert err < 2e-5 and err < one_pass / 100, (err, one_pass)
+    highest = _run_form(_product(64, 96, 80, precision="HIGHEST"), "cuda", a, b)
+    assert _relative_error(highest, exact) < 1e-6
+
+
+def test_three_bf16_products_keep_infinities_and_nans():
+    """An infinite or NaN element stays in the BF16 high part (its rest is 0, not inf - inf)."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    b = np.abs(rng.standard_normal((16, 4))).astype(np.float32) + 0.5
+    a[0, 3], a[1, 5], a[2, 7] = np.inf, -np.inf, np.nan
+    got = _run_form(_product(8, 16, 4), "cuda", a, b)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.array_equal(np.isposinf(got), np.isposinf(want)) and np.array_equal(np.isneginf(got), np.isneginf(want))
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=2e-5, atol=2e-5)
+
+
+def test_batched_product_from_jax_on_cuda():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 16, 24)).astype(np.float32)
+    y = rng.standard_normal((3, 24, 8)).astype(np.float32)
+    comp = xla.from_jax(lambda p, q: jnp.einsum("bij,bjk->bik", p, q), x, y)
+    assert _lowered(comp, "cuda").count("linalg.batch_matmul") == 3
+    got = _run_form(comp, "cuda", x, y)
+    exact = np.einsum("bij,bjk->bik", x.astype(np.float64), y.astype(np.float64))
+    assert _relative_error(got, exact) < 2e-5
+    highest = xla.from_jax(lambda p, q: jnp.einsum("bij,bjk->bik", p, q, precision="highest"), x, y)
+    assert _lowered(highest, "cuda").count("linalg.batch_matmul") == 1
+
+
+@pytest.mark.parametrize("tgt", ["cpu", "cuda"])
+def test_bf16_operands_of_an_f32_product_are_multiplied_as_they_are(tgt):
+    """BF16 operands with an F32 result: the matmul reads them as BF16 and sums in F32 (no
+    conversion pass over the operands); the products of BF16 values are exact in F32."""
+    import ml_dtypes
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((32, 48)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((48, 16)).astype(ml_dtypes.bfloat16)
+    comp = _product(32, 48, 16, et=BF16, preferred=F32)
+    text = _lowered(comp, tgt)
+    assert text.count("linalg.matmul") == 1 and "ins(%" in text
+    got = _run_form(comp, tgt, a, b)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
