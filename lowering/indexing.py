@@ -365,8 +365,10 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     i64 = ir.IntegerType.get_signless(64)
     Bn = _prod(plan.B)
 
-    # updates -> [Bn, X windows..., N windows...]
-    uperm = plan.scatter_dims + [plan.udim[d] for d in X] + [plan.udim[d] for d in N if d in plan.udim]
+    # updates -> [Bn, X windows..., N windows...]; an indexed dimension's window of 1 that is
+    # not an inserted dimension is a unit dimension of the updates: moved last, reshaped away
+    units = [plan.udim[d] for d in I if d not in X and d in plan.udim]
+    uperm = plan.scatter_dims + [plan.udim[d] for d in X] + [plan.udim[d] for d in N if d in plan.udim] + units
     ut = transpose(u, plan.upd.with_type(et), uperm)
     u2 = reshape(ut, [Bn] + [w[d] for d in X] + [w[d] for d in N])
 

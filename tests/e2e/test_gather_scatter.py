@@ -181,6 +181,26 @@ def test_scatter_out_of_bounds_windows_skipped(covers, target):
     check_example(comp, [x, idx, u], want, target=target)
 
 
+def test_scatter_unit_window_of_an_indexed_dim_linalg_transpose_rank_mismatch(covers, target):
+    """An indexed operand dimension whose window of 1 is not an inserted dimension, with the
+    updates' scatter dimension between their window dimensions (jax.jacrev of a vmapped
+    dynamic_index_in_dim: lax_autodiff_test's testGradOfVmapOfDynamicSlice): the updates'
+    transpose left that unit dimension out: "'linalg.transpose' op input rank (3) does not
+    match init rank (2)".  Hand-derived: column idx[j] of operand row r gets u[r, j, 0]."""
+    covers.add(target, "xla.scatter")
+    x = np.zeros((3, 5), np.float32)
+    idx = np.array([[4], [0], [2], [4]], np.int32)
+    u = np.arange(1, 13, dtype=np.float32).reshape(3, 4, 1)
+    comp = comp_of(lambda b, px, pi, pu: O.scatter(px, pi, pu, scalar_computation("add", F32),
+                                                   update_window_dims=[0, 2], inserted_window_dims=[],
+                                                   scatter_dims_to_operand_dims=[1], index_vector_dim=1),
+                   Shape(F32, x.shape), Shape(S32, idx.shape), Shape(F32, u.shape), name="scatter_unit_window")
+    want = np.zeros((3, 5), np.float32)
+    for j, c in enumerate(idx[:, 0]):
+        want[:, c] += u[:, j, 0]
+    check_example(comp, [x, idx, u], want, target=target)
+
+
 def test_scatter_positional_spec_form(covers, target):
     """scatter(operand, scatter_indices, updates, update_computation, index_vector_dim,
     update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims), the spec's order."""

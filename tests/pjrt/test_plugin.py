@@ -244,3 +244,33 @@ def test_calls_at_exit_name_no_global_and_no_builtin():
         asks, answers = ops.index(("LOAD_DEREF", "finalizing")), ops.index(("LOAD_DEREF", "at_exit"))
         assert asks < answers and not any(op in ("LOAD_GLOBAL", "LOAD_NAME") for op, _ in ops[:answers]), \
             (entry, ops[:answers])
+
+
+def test_reversed_host_arrays_and_boolean_products():
+    """Host arrays with negative strides (a reversed numpy view: lax_test's
+    testConvTranspose*), and a product of booleans (StableHLO's dot_general of i1, an OR of
+    ANDs; lax_test's testDotGeneral*), against XLA:CPU."""
+    run("""
+        h = np.arange(24, dtype=np.float32).reshape(4, 6)
+        v = h[::-1, ::-2]
+        assert v.strides[0] < 0 and v.strides[1] < 0
+        np.testing.assert_array_equal(np.asarray(jax.device_put(v, XL)), v)
+        rng = np.random.default_rng(0)
+        p, q = rng.random((3, 4, 5)) < 0.3, rng.random((3, 5, 2)) < 0.3
+        same(lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))), p, q)
+        same(lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))), preferred_element_type=jnp.int32), p, q)
+        same(jnp.dot, p[0], q[0])
+    """)
+
+
+def test_programs_without_results():
+    """A jitted function without outputs (JAX compiles it: @main returns nothing, XLA's empty
+    tuple; lax_autodiff_test's testScatterMax0 and testOpGrad21 made these) runs, and JAX may
+    pass no output list to Execute."""
+    run("""
+        x = jnp.ones(3)
+        assert jax.jit(lambda v: None)(x) is None
+        assert jax.jit(lambda v: ())(x) == ()
+        assert jax.jit(lambda v: {})(x) == {}
+        assert np.array_equal(np.asarray(jax.jit(lambda v: v * 2)(x)), [2, 2, 2])    # and on it goes
+    """)

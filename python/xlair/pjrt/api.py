@@ -565,10 +565,10 @@ def LoadedExecutable_Execute(a):
     handles = (ctypes.c_void_p * a.num_args).from_address(lists[0]) if a.num_args else ()
     args = [_get(h, engine.Buffer, f"argument {i}") for i, h in enumerate(handles)]
     outs = e.execute(args, device)
-    out = (ctypes.c_void_p * max(len(outs), 1)).from_address(
-        (ctypes.c_void_p * 1).from_address(a.output_lists)[0])
-    for i, b in enumerate(outs):
-        out[i] = _h(b)
+    if outs:            # (a program without results: JAX may pass no output list at all)
+        out = (ctypes.c_void_p * len(outs)).from_address((ctypes.c_void_p * 1).from_address(a.output_lists)[0])
+        for i, b in enumerate(outs):
+            out[i] = _h(b)
     if a.device_complete_events:
         (ctypes.c_void_p * 1).from_address(a.device_complete_events)[0] = _new_event()
 

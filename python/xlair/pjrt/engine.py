@@ -184,11 +184,12 @@ def host_array(data: int, type_name: str, dims: tuple, byte_strides: tuple | Non
         span = n * dtype.itemsize
         raw = (ctypes.c_char * span).from_address(data)
         return np.frombuffer(raw, dtype, n).reshape(dims)
-    if any(s < 0 for s in byte_strides):
-        raise PjrtError(12, "negative byte strides are not supported by the xlair PJRT plugin")
-    span = sum((d - 1) * s for d, s in zip(dims, byte_strides)) + dtype.itemsize
-    raw = (ctypes.c_char * span).from_address(data)
-    return np.ndarray(dims, dtype, buffer=raw, strides=byte_strides)
+    # the elements span [data + low, data + high): a negative stride (a reversed numpy view,
+    # x[::-1]) walks down from `data`, the address of element 0
+    low = sum((d - 1) * s for d, s in zip(dims, byte_strides) if s < 0)
+    high = sum((d - 1) * s for d, s in zip(dims, byte_strides) if s > 0) + dtype.itemsize
+    raw = (ctypes.c_char * (high - low)).from_address(data + low)
+    return np.ndarray(dims, dtype, buffer=raw, offset=-low, strides=byte_strides)
 
 
 def _dense_strides(dims: tuple, itemsize: int) -> tuple:

@@ -7,7 +7,7 @@ import numpy as np
 
 from xlair.dialect.attrs import DotDimensionNumbers
 from xlair.dialect.ir import ir
-from xlair.dialect.types import Shape
+from xlair.dialect.types import S32, Shape
 
 from ..builder import Op
 from .attrs import _bools, _conv_numbers, _enum, _int_matrix, _ints, _result_shape, _struct
@@ -30,16 +30,28 @@ def _c_dot_general(s, op):
                              d.get("lhs_batching_dimensions", ()), d.get("rhs_batching_dimensions", ()))
     # the precision config says where a target that takes F32 products through BF16 keeps F32
     # (HIGHEST); `algorithm` is not read
-    return [s.emit("dot_general", lhs=lhs, rhs=rhs, dimension_numbers=dn,
-                   preferred_element_type=_preferred(lhs, rhs, _result_shape(op)),
-                   precision_config=_precision(op))]
+    return _boolean_product(s, op, lhs, rhs, lambda a, b, pref: s.emit(
+        "dot_general", lhs=a, rhs=b, dimension_numbers=dn, preferred_element_type=pref,
+        precision_config=_precision(op)))
 
 
 @converter("stablehlo.dot")
 def _c_dot(s, op):
     lhs, rhs = s.get(op.operands[0]), s.get(op.operands[1])
-    return [s.emit("dot", lhs=lhs, rhs=rhs, preferred_element_type=_preferred(lhs, rhs, _result_shape(op)),
-                   precision_config=_precision(op))]
+    return _boolean_product(s, op, lhs, rhs, lambda a, b, pref: s.emit(
+        "dot", lhs=a, rhs=b, preferred_element_type=pref, precision_config=_precision(op)))
+
+
+def _boolean_product(s, op, lhs: Op, rhs: Op, product) -> list:
+    """`product(lhs, rhs, preferred_element_type)`; a product of booleans, which StableHLO has
+    and XLA's Dot does not (jax.lax.dot_general of bool arrays: an OR of ANDs), as the product
+    of their 0/1 values in S32, then != 0."""
+    result = _result_shape(op)
+    if not (lhs.shape.element_type.is_pred or rhs.shape.element_type.is_pred):
+        return [product(lhs, rhs, _preferred(lhs, rhs, result))]
+    ints = [s.emit("convert_element_type", operand=x, new_element_type=S32) for x in (lhs, rhs)]
+    counts = product(*ints, None)
+    return [s.emit("convert_element_type", operand=counts, new_element_type=result.element_type)]
 
 
 def _precision(op, all_default=False):

@@ -56,9 +56,8 @@ class _Importer:
             params = [b.parameter(i, s) for i, s in enumerate(shapes)]
             scope = _Scope(self, b, dict(zip(block.arguments, params)), f"@{name}")
             results = scope.run(block)
-            if not results:
-                raise Unsupported(f"@{name} returns no value; an XLA computation returns one "
-                                  "(a tuple for several)")
+            # no results: XLA's empty tuple (JAX compiles such functions: a jitted function
+            # whose outputs are all its inputs or constants, effects alone)
             root = results[0] if len(results) == 1 else scope.emit("tuple", elements=results)
             comp = b.build(root, verify_ops=False)
         finally:
