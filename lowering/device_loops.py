@@ -734,6 +734,8 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
             for r, v in zip(o.results, o.operands):
                 r.replace_all_uses_with(v)
             o.erase()
+        elif o.name == "scf.yield" and getattr(o.parent, "name", None) == "scf.if":
+            _distinct_yields(o)
         else:
             for region in o.regions:
                 for b in region.blocks:
@@ -744,6 +746,22 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
         for d in made:           # the tensor.empty it would have written into
             if d is not None and d.name == "tensor.empty" and not any(True for _ in d.results[0].uses):
                 d.erase()
+
+
+def _distinct_yields(o: ir.Operation) -> None:
+    """A branch of an scf.if in a dispatch region yields each tensor once: a tensor it yields
+    again is yielded as a copy.  IREE 3.13 miscompiled a branch (the else branch) that yielded
+    one tensor as two results of a dispatch region that also had a scalar result: the module
+    failed at run time with "buffer view byte length 8 exceeds backing buffer byte length 4"
+    (jax.grad of jax.grad through lax.cond, lax_control_flow_test's testCondGrad2)."""
+    seen = set()
+    for k, v in enumerate(list(o.operands)):
+        if not is_tensor(v.type):
+            continue
+        if v in seen:
+            with ir.InsertionPoint(o), o.location:
+                o.operands[k] = _copy(v, empty(v.type))
+        seen.add(v)
 
 
 def _copy(src: ir.Value, dest: ir.Value) -> ir.Value:

@@ -277,6 +277,53 @@ def test_value_returned_twice_by_a_device_block(iree_takes_it):
         np.testing.assert_array_equal(g, w)
 
 
+#: the inner program of jax.grad(jax.grad(f)) for f = jit(lambda x: cond(x[0] < 2, sin, ...))
+#: (lax_control_flow_test's testCondGrad2), its else branch yielding one tensor twice
+_COND_YIELDING_TWICE = """
+module @m {
+  func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>, tensor<i32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %cst_0 = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+    %cst_1 = stablehlo.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+    %0 = stablehlo.slice %arg0 [0:1] : (tensor<2xf32>) -> tensor<1xf32>
+    %1 = stablehlo.reshape %0 : (tensor<1xf32>) -> tensor<f32>
+    %2 = stablehlo.compare LT, %1, %cst_0, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %3 = stablehlo.convert %2 : (tensor<i1>) -> tensor<i32>
+    %4:4 = "stablehlo.case"(%3) ({
+      %5 = stablehlo.sine %arg0 : tensor<2xf32>
+      %6 = stablehlo.cosine %arg0 : tensor<2xf32>
+      %7 = stablehlo.cosine %arg0 : tensor<2xf32>
+      %8 = stablehlo.sine %arg0 : tensor<2xf32>
+      stablehlo.return %5, %7, %6, %8 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+    }, {
+      %5 = stablehlo.multiply %cst_1, %arg0 : tensor<2xf32>
+      %6 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2xf32>
+      stablehlo.return %5, %cst_1, %cst_1, %6 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+    }) : (tensor<i32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+    return %4#0, %3, %4#1, %4#2, %4#3 : tensor<2xf32>, tensor<i32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+}
+"""
+
+
+def test_branch_yielding_a_tensor_twice_buffer_view_byte_length_exceeds_backing_buffer(iree_takes_it):
+    """A branch of a conditional in a device block yielding one tensor as two results, in a
+    block with a scalar result too: IREE's module failed at run time ("buffer view byte length
+    8 exceeds backing buffer byte length 4").  The branch now yields a copy the second time.
+    Values by hand: x[0] < 2 picks the second branch (index 1 = true)."""
+    comp = xla.from_stablehlo(_COND_YIELDING_TWICE)
+    assert "flow.dispatch.region" in str(lower(comp, 1, "cpu"))
+    exe = xla.compile(comp, cache=False)
+    for x in (np.array([2.5, 0.5], np.float32), np.array([1.5, -3.0], np.float32)):
+        got = exe(x)
+        if x[0] < 2:
+            want = [np.array([1, 2], np.float32) * x, 1, [1, 2], [1, 2], np.zeros(2)]
+        else:
+            want = [np.sin(x), 0, np.cos(x), np.cos(x), np.sin(x)]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
 def test_few_ops_stay_as_they_are():
     """A program of fewer than MIN_BLOCK_OPS ops that IREE dispatches keeps IREE's own
     (vectorized, parallel) dispatches."""
