@@ -230,8 +230,10 @@ class Executable:
                 if not self._fall_back(e):
                     raise
 
-    #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753)
-    _VM_LOOP_BUG = ("ref is null", "indirect buffer reference slot")
+    #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753), and
+    #: a dispatch region of xlair's device loops whose results IREE merged and then gave one
+    #: result another's smaller buffer (docs/iree-limits.md)
+    _VM_LOOP_BUG = ("ref is null", "indirect buffer reference slot", "exceeds backing buffer byte length")
 
     def _fall_back(self, e: XlaError) -> bool:
         """After IREE's VM failed on a loop (docs/iree-limits.md), rebuild the executable by the

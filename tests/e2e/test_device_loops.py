@@ -324,6 +324,25 @@ def test_branch_yielding_a_tensor_twice_buffer_view_byte_length_exceeds_backing_
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
+def test_merged_dispatch_results_exceeds_backing_buffer_byte_length_falls_back():
+    """The inner jit of jax.linearize of a jitted lax.scan (unroll=2) whose step returns one
+    value twice (lax_control_flow_test's testScanLinearize, as the PJRT plugin compiles it):
+    IREE merged two results of its device block and the module failed at run time with
+    "buffer view byte length 20 exceeds backing buffer byte length 16".  The executable then
+    rebuilds itself with its loops on the host (runtime.Executable._fall_back); its results
+    are the reference interpreter's."""
+    import pathlib
+    from xlair.interpreter import interpret
+    comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "scan_linearize_unroll2.mlir").read_text())
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((4,)).astype(np.float32), rng.standard_normal((5, 3)).astype(np.float32)]
+    got = xla.compile(comp, cache=False)(*args)
+    want = interpret(comp, *args)
+    assert len(got) == len(want) == 8
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
+
+
 def test_few_ops_stay_as_they_are():
     """A program of fewer than MIN_BLOCK_OPS ops that IREE dispatches keeps IREE's own
     (vectorized, parallel) dispatches."""
