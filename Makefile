@@ -8,17 +8,30 @@ JOBS   ?= auto
 # Debian packages the tests and the demo use when they can: Mesa's lavapipe, a Vulkan driver
 # that runs on the CPU (without it the Vulkan tests are skipped, with the reason), and OpenMPI
 # (mpirun, and the headers mpi4py builds against when pip has no wheel; without it the MPI
-# tests are skipped).  Installed before the venv, so that pip finds MPI.
-DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev
+# tests are skipped), and a C compiler with the C library's headers (gcc, libc6-dev) for the
+# PJRT plugin's C shim (below).  Installed before the venv, so that pip finds MPI.
+DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev gcc libc6-dev
+
+# The PJRT plugin's C fast path (python/xlair/pjrt/shim.c, docs/pjrt.md "The C shim"): a plain
+# C library the plugin loads with ctypes.  Built with the venv (the $(STAMP) rule: make demo,
+# make test, make bench) and again whenever shim.c changes; without a C compiler the plugin
+# uses its Python-built PJRT table (slower per call) and this says so.
+SHIM := python/xlair/pjrt/libxlair_pjrt_shim.so
 
 .PHONY: demo test status jax-tests fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml | $(SHIM)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,models]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
+
+# (an order-only prerequisite of $(STAMP): brought up to date by every rule that needs the
+# venv, without reinstalling it when only shim.c changed)
+$(SHIM): python/xlair/pjrt/shim.c
+	$(CC) -O2 -Wall -shared -fPIC -o $@ $< || \
+	  echo "no C shim built ($(CC) failed or is missing): the PJRT plugin uses its Python-built table"
 
 # Installs the missing DEB_PACKAGES with apt-get (as root, or through password-less sudo);
 # idempotent, and where apt is unavailable it says so and carries on.
@@ -31,7 +44,7 @@ system-deps:
 	else missing=" $(DEB_PACKAGES)"; fi; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
-	  echo "system-deps: no apt-get here, not installing:$$missing (Vulkan and MPI tests will be skipped without them)"; exit 0; fi; \
+	  echo "system-deps: no apt-get here, not installing:$$missing (Vulkan and MPI tests will be skipped without them, and the PJRT plugin's C shim is not built without a compiler)"; exit 0; fi; \
 	SUDO=""; \
 	if [ "$$(id -u)" != 0 ]; then \
 	  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \

@@ -1,9 +1,11 @@
 """The standing benchmark suite (issue 9): every workload on xlair (IREE, CPU), numpy and XLA:CPU
 (jax.jit) side by side in one run, each result checked against numpy, written to
 bench/RESULTS.md; and (the models section, bench/bench_models.py) every program of the
-real-program suite on xlair.jit and jax.jit, per call and cold compile.
+real-program suite on xlair.jit and jax.jit, per call and cold compile; and (the pjrt section,
+bench/bench_pjrt.py) JAX's per-call overhead on the xlair PJRT plugin against XLA:CPU, with the
+plugin's C shim and with its ctypes table.
 
-Run: make bench   (or .venv/bin/python bench/bench.py [--section ops|models] [--quick]
+Run: make bench   (or .venv/bin/python bench/bench.py [--section ops|models|collectives|pjrt] [--quick]
                   [--only NAME ...])
 
 Timing (bench/harness.py `interleaved`): after a warm-up call, every round times each
@@ -51,6 +53,7 @@ from harness import (array_call, cpu_summary, device_call, fmt_ms, geomean, inte
                      xla_cpu)
 import bench_collectives  # noqa: E402
 import bench_models  # noqa: E402
+import bench_pjrt  # noqa: E402
 import bench_windows  # noqa: E402
 from bench_sort import comparator  # noqa: E402
 
@@ -416,7 +419,7 @@ def per_call(rounds: int) -> dict:
 #: The sections of RESULTS.md, each measured and written by one part of this script; a run of
 #: some sections (`--section`, or `--only` naming items of one) keeps the others' text as the
 #: previous RESULTS.md has it.
-SECTIONS = ("ops", "models", "collectives")
+SECTIONS = ("ops", "models", "collectives", "pjrt")
 
 
 def main():
@@ -425,7 +428,8 @@ def main():
     ap.add_argument("--section", choices=("all",) + SECTIONS, default="all",
                     help="ops: the workloads, 100-op compile and call overhead; models: the programs of "
                          "tests/models/model_programs.py against jax.jit; collectives: AllReduce, AllGather "
-                         "and CollectivePermute in threads and on MPI ranks beside mpi4py (default: all)")
+                         "and CollectivePermute in threads and on MPI ranks beside mpi4py; pjrt: JAX's "
+                         "per-call overhead on the xlair PJRT plugin against XLA:CPU (default: all)")
     ap.add_argument("--only", nargs="*", help="workload function names (matmul, sort, ...) and/or model "
                                                "program names (mlp_forward, gpt_adamw_step, ...)")
     ap.add_argument("-o", default=str(HERE / "RESULTS.md"))
@@ -437,27 +441,29 @@ def main():
         if unknown:
             ap.error(f"--only: no workload or program named {', '.join(unknown)}")
         named = {"ops": set(opts.only) & set(workloads),
-                 "models": set(opts.only) & set(bench_models.PROGRAMS), "collectives": set()}
+                 "models": set(opts.only) & set(bench_models.PROGRAMS), "collectives": set(), "pjrt": set()}
         sections = [s for s in sections if named[s]]
     rounds = 5 if opts.quick else 21
     t_start = time.perf_counter()
     if not jax_available():
         print("JAX is not installed: XLA:CPU columns are n/a (make bench installs the bench extra)")
-        if "models" in sections:
-            print("  and the models section needs it: skipped")
-            sections.remove("models")
+        for needs_jax in ("models", "pjrt"):
+            if needs_jax in sections:
+                print(f"  and the {needs_jax} section needs it: skipped")
+                sections.remove(needs_jax)
     facts = machine_facts()
     print("\n".join(facts), flush=True)
     ops = run_ops([workloads[n] for n in workloads if not opts.only or n in opts.only], rounds,
                   full=not opts.only) if "ops" in sections else None
     models = bench_models.run(only=opts.only, quick=opts.quick) if "models" in sections else None
     collectives = bench_collectives.run(quick=opts.quick) if "collectives" in sections else None
+    pjrt = bench_pjrt.run(quick=opts.quick) if "pjrt" in sections else None
     elapsed = time.perf_counter() - t_start
     try:
         facts.append("Load average at the end: " + " ".join(open("/proc/loadavg").read().split()[:3]))
     except OSError:
         pass
-    write_results(pathlib.Path(opts.o), facts, ops, models, elapsed, collectives)
+    write_results(pathlib.Path(opts.o), facts, ops, models, elapsed, collectives, pjrt)
     print(f"wrote {opts.o} ({elapsed:.0f} s)")
 
 
@@ -492,10 +498,11 @@ def previous_section(path: pathlib.Path, name: str) -> list[str] | None:
     return m.group(1).removesuffix("\n").split("\n") if m else None
 
 
-def write_results(path, facts, ops, models, elapsed, collectives=None):
+def write_results(path, facts, ops, models, elapsed, collectives=None, pjrt=None):
     """RESULTS.md, the one writer: a header (this run and the machine), then each section
     between its marks, measured now or kept from the previous file."""
-    run = [s for s, r in (("ops", ops), ("models", models), ("collectives", collectives)) if r is not None]
+    run = [s for s, r in (("ops", ops), ("models", models), ("collectives", collectives), ("pjrt", pjrt))
+           if r is not None]
     kept = [s for s in SECTIONS if s not in run]
     note = f" ({', '.join(kept)} kept from the previous RESULTS.md; see its own date line)" if kept else ""
     L = ["# xlair benchmark results (CPU)", "",
@@ -504,7 +511,8 @@ def write_results(path, facts, ops, models, elapsed, collectives=None):
          f"run: {', '.join(run) or 'none'}{note}.", ""]
     L += [f"- {f}" for f in facts]
     L.append("")
-    titles = {"ops": "## Workloads", "models": bench_models.TITLE, "collectives": bench_collectives.TITLE}
+    titles = {"ops": "## Workloads", "models": bench_models.TITLE, "collectives": bench_collectives.TITLE,
+              "pjrt": bench_pjrt.TITLE}
     for name in SECTIONS:
         begin, end = _marks(name)
         if name == "ops" and ops is not None:
@@ -513,6 +521,8 @@ def write_results(path, facts, ops, models, elapsed, collectives=None):
             body = bench_models.section_lines(models)
         elif name == "collectives" and collectives is not None:
             body = bench_collectives.section_lines(collectives)
+        elif name == "pjrt" and pjrt is not None:
+            body = bench_pjrt.section_lines(pjrt)
         else:
             body = previous_section(path, name) or [
                 titles[name], "", f"Not measured yet: run `bench/bench.py --section {name}`.", ""]

@@ -27,8 +27,9 @@ def same(f, *args, rtol=1e-5, atol=1e-6):
 """
 
 
-def run(body: str, platforms: str | None = "xlair,cpu", timeout: int = 300, prelude: bool = True) -> str:
-    env = dict(os.environ)
+def run(body: str, platforms: str | None = "xlair,cpu", timeout: int = 300, prelude: bool = True,
+        env_extra: dict | None = None) -> str:
+    env = {**os.environ, **(env_extra or {})}
     env.pop("JAX_PLATFORMS", None)
     if platforms:
         env["JAX_PLATFORMS"] = platforms
@@ -171,17 +172,23 @@ def test_unimplemented_call_is_a_clean_error():
     assert "OK" in out
 
 
-def test_calls_at_interpreter_exit_sigsegv_stack_overflow():
+@pytest.mark.parametrize("table", ["ctypes", "shim"])
+def test_calls_at_interpreter_exit_sigsegv_stack_overflow(table):
     """jaxlib's client is collected by the interpreter's last garbage collection, after the
     modules' globals are gone; its destructor then calls PJRT_Client_Destroy.  That call used to
     raise out of the ctypes thunk (an uninitialised PJRT_Error* back to C) and jaxlib's error
     path recursed through PJRT_Error_GetCode until the stack overflowed: SIGSEGV at exit
     (test_devices_listed_without_being_the_default, about one run in ten under load).  Here
-    an object in a reference cycle makes the same calls from that collection, every time."""
+    an object in a reference cycle makes the same calls from that collection, every time,
+    through the Python-built table and through the C shim's (which forwards them to it)."""
+    from xlair.pjrt import shim
+    if table == "shim" and not shim.LIBRARY.is_file():
+        pytest.skip("the shim is not built (test_shim_in_use_after_the_set_up says whether it should be)")
     p = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import ctypes, os, sys
         from xlair.pjrt import abi, api
-        table = api.api()
+        table = api.api() if sys.argv[1] == "ctypes" else abi.Api.from_address(api.table())
+        assert sys.argv[1] == "ctypes" or api.table_kind() == "shim"
         T = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
         V = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
         def call(name, **fields):
@@ -216,8 +223,9 @@ def test_calls_at_interpreter_exit_sigsegv_stack_overflow():
         probe.cycle = AtExit()
         probe.cycle.me = probe.cycle
         del probe
-    """)], capture_output=True, text=True, timeout=300,
-                       env={k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"})
+    """), table], capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in os.environ.items()
+                            if k not in ("JAX_PLATFORMS", "XLAIR_PJRT_SHIM")})
     assert p.returncode == 0, (p.returncode, p.stderr[-3000:])
     assert "at exit: [True, None, True, 10, 'the Python interpreter running the xlair PJRT plugin " \
            "is shutting down']" in p.stderr, p.stderr[-3000:]
@@ -274,3 +282,194 @@ def test_programs_without_results():
         assert jax.jit(lambda v: {})(x) == {}
         assert np.array_equal(np.asarray(jax.jit(lambda v: v * 2)(x)), [2, 2, 2])    # and on it goes
     """)
+
+
+# ------------------------------------------------------------------------------------------
+# the C shim (python/xlair/pjrt/shim.c, docs/pjrt.md "The C shim") and the ctypes fallback
+# ------------------------------------------------------------------------------------------
+def _shim_expected() -> bool:
+    """Whether the set-up could build the shim: a C compiler is here (make's $(CC), `cc`)."""
+    import shutil
+    return shutil.which(os.environ.get("CC", "cc")) is not None
+
+
+def _no_shim_env() -> dict:
+    return {k: v for k, v in os.environ.items() if k != "XLAIR_PJRT_SHIM"}
+
+
+def test_shim_in_use_after_the_set_up():
+    """`make` builds libxlair_pjrt_shim.so (the $(STAMP) rule); the plugin then hands JAX the
+    shim's table, and around a steady jitted call or eager op only Execute enters Python."""
+    from xlair.pjrt import shim
+    if not _shim_expected() and not shim.LIBRARY.is_file():
+        pytest.skip("no C compiler here: the shim is not built, the ctypes table is used")
+    assert shim.LIBRARY.is_file(), f"{shim.LIBRARY} is not built: run make (its $(STAMP) rule builds it)"
+    env = {**_no_shim_env(), "JAX_PLATFORMS": "xlair,cpu", "XLAIR_PJRT_TRACE": "1"}
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys, jax, numpy as np, xlair.pjrt
+        from xlair.pjrt import shim
+        assert xlair.pjrt.table() == "shim" and shim.REASON == "", (xlair.pjrt.table(), shim.REASON)
+        f = jax.jit(lambda x, y: x * y + 1)
+        x, y = jax.device_put(np.arange(4, dtype=np.float32)), jax.device_put(np.ones(4, np.float32))
+        for _ in range(2):
+            f(x, y).block_until_ready(), (x * y).block_until_ready()
+        print("== steady", file=sys.stderr, flush=True)
+        r, e = f(x, y), x * y
+        r.block_until_ready(), e.block_until_ready()
+        print("== end", file=sys.stderr, flush=True)
+        assert np.array_equal(np.asarray(r), np.arange(4) + 1) and np.array_equal(np.asarray(e), np.arange(4))
+        assert not x.is_deleted()
+        x.delete()
+        assert x.is_deleted() and not y.is_deleted()
+        assert np.array_equal(np.asarray(f(y, y)), [2, 2, 2, 2])
+        print("OK")
+    """)], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip().endswith("OK"), (p.returncode, p.stderr[-4000:])
+    steady = p.stderr.split("== steady")[1].split("== end")[0]
+    calls = [s.split()[-1] for s in steady.splitlines() if s.startswith("xlair pjrt:")]
+    assert calls == ["PJRT_LoadedExecutable_Execute"] * 2, calls
+
+
+def test_ctypes_table_with_xlair_pjrt_shim_0():
+    """XLAIR_PJRT_SHIM=0: the Python-built table alone, as without the library; JAX runs."""
+    run("""
+        import xlair.pjrt
+        from xlair.pjrt import shim
+        assert xlair.pjrt.table() == "ctypes" and shim.REASON == "XLAIR_PJRT_SHIM=0", shim.REASON
+        x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+        same(jax.jit(lambda a, b: jnp.tanh(a) @ b.T + 1), x, x)
+        same(lambda a: (a * 2 + jnp.exp(a)).sum(axis=0), x)
+        a = jax.device_put(x, XL)
+        a.delete()
+        assert a.is_deleted()
+    """, env_extra={"XLAIR_PJRT_SHIM": "0"})
+
+
+TABLE_CALLS = """
+import ctypes, sys
+import numpy as np
+import xlair.pjrt
+from xlair.pjrt import abi, api, engine, shim
+kind = xlair.pjrt.table()
+table = abi.Api.from_address(api.table())
+T, V = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p), ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+def call(name, **fields):
+    a = abi.ARGS[name](**fields)
+    a.struct_size = ctypes.sizeof(a)
+    return a, (V if name in abi.VOID else T)(getattr(table, name))(ctypes.addressof(a))
+
+def message(err):
+    m = call("PJRT_Error_Message", error=err)[0]
+    return ctypes.string_at(m.message, m.message_size).decode()
+
+def mark(text):
+    print("==", text, file=sys.stderr, flush=True)
+
+host = np.arange(4, dtype=np.float32)
+dims = (ctypes.c_int64 * 1)(4)
+
+def new_client():
+    a, err = call("PJRT_Client_Create")
+    assert err is None
+    return a.client
+
+def put(client):
+    a, err = call("PJRT_Client_BufferFromHostBuffer", client=client, data=host.ctypes.data,
+                  dims=ctypes.addressof(dims), num_dims=1, type=abi.BUFFER_TYPES["float32"])
+    assert err is None, message(err)
+    call("PJRT_Event_Destroy", event=a.done_with_host_buffer)
+    return a.buffer
+
+fired = []
+on_ready = abi.ON_READY(lambda err, arg: fired.append((err, arg)))
+callback = ctypes.cast(on_ready, ctypes.c_void_p).value
+
+def event_says(ev):
+    '''(is_ready, Error's message or None, Await's message or None, OnReady's message or None)'''
+    ready = call("PJRT_Event_IsReady", event=ev)[0].is_ready
+    errs = [call("PJRT_Event_Error", event=ev)[1], call("PJRT_Event_Await", event=ev)[1]]
+    fired.clear()
+    assert call("PJRT_Event_OnReady", event=ev, callback=callback, user_arg=7)[1] is None
+    assert len(fired) == 1 and fired[0][1] == 7, fired
+    errs.append(fired[0][0])
+    says = [message(e) if e else None for e in errs]
+    for e in errs:
+        if e:
+            call("PJRT_Error_Destroy", error=e)
+    return (ready, *says)
+
+c1 = new_client()
+dev1 = api._live[c1].devices[0]
+b1, b2 = put(c1), put(c1)
+mark("live")
+ev = call("PJRT_Buffer_ReadyEvent", buffer=b1)[0].event
+assert event_says(ev) == (True, None, None, None)
+call("PJRT_Event_Destroy", event=ev)
+assert not call("PJRT_Buffer_IsDeleted", buffer=b1)[0].is_deleted
+assert call("PJRT_Buffer_Device", buffer=b1)[0].device == id(dev1)
+mem = call("PJRT_Buffer_Memory", buffer=b1)[0].memory
+assert mem == id(dev1.memory)
+k = call("PJRT_Memory_Kind", memory=mem)[0]
+assert ctypes.string_at(k.kind, k.kind_size) == b"device"
+mark("delete")
+assert call("PJRT_Buffer_Delete", buffer=b1)[1] is None
+assert call("PJRT_Buffer_IsDeleted", buffer=b1)[0].is_deleted
+assert not call("PJRT_Buffer_IsDeleted", buffer=b2)[0].is_deleted
+ev1 = call("PJRT_Buffer_ReadyEvent", buffer=b1)[0].event
+said = event_says(ev1)
+assert said[0] is True and all("deleted" in s for s in said[1:]), said      # an error event
+call("PJRT_Event_Destroy", event=ev1)
+ev2 = call("PJRT_Buffer_ReadyEvent", buffer=b2)[0].event
+assert event_says(ev2) == (True, None, None, None)
+call("PJRT_Event_Destroy", event=ev2)
+call("PJRT_Buffer_Destroy", buffer=b1)
+mark("destroyed")
+assert not call("PJRT_Buffer_IsDeleted", buffer=b2)[0].is_deleted
+ev3 = call("PJRT_Buffer_ReadyEvent", buffer=b2)[0].event
+assert event_says(ev3) == (True, None, None, None)
+mark("second client")
+c2 = new_client()
+dev2 = api._live[c2].devices[0]
+b3 = put(c2)
+assert call("PJRT_Buffer_Device", buffer=b3)[0].device == id(dev2)
+assert call("PJRT_Buffer_Device", buffer=b2)[0].device == id(dev1)
+assert call("PJRT_Buffer_Memory", buffer=b3)[0].memory == id(dev2.memory)
+k = call("PJRT_Memory_Kind", memory=id(dev2.memory))[0]
+assert ctypes.string_at(k.kind, k.kind_size) == b"device"
+mark("end")
+print(kind, "OK")
+"""
+
+
+@pytest.mark.parametrize("table", ["shim", "ctypes"])
+def test_events_devices_and_deletion_through_the_table(table):
+    """The table's calls as C makes them: the shim's static ready event (ready, no error,
+    OnReady at once), a deleted buffer's ReadyEvent an event carrying the error (forwarded to
+    Python, which makes it), IsDeleted exact across Delete and Destroy, Buffer_Device and
+    Buffer_Memory right with a second client; the same answers from the ctypes table.  With
+    the shim, XLAIR_PJRT_TRACE shows which calls entered Python: none of the hot ones while
+    no buffer is deleted and one client exists."""
+    from xlair.pjrt import shim
+    if table == "shim" and not shim.LIBRARY.is_file():
+        pytest.skip("the shim is not built (test_shim_in_use_after_the_set_up says whether it should be)")
+    env = {**_no_shim_env(), "XLAIR_PJRT_TRACE": "1"}
+    env.pop("JAX_PLATFORMS", None)
+    if table == "ctypes":
+        env["XLAIR_PJRT_SHIM"] = "0"
+    p = subprocess.run([sys.executable, "-c", TABLE_CALLS], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == f"{table} OK", (p.returncode, p.stdout, p.stderr[-4000:])
+    parts = dict(s.split("\n", 1) for s in p.stderr.split("== ")[1:])
+    entered = {name: {s.split()[-1] for s in text.splitlines() if s.startswith("xlair pjrt:")}
+               for name, text in parts.items()}
+    if table == "shim":
+        hot = {"PJRT_Event_IsReady", "PJRT_Event_Error", "PJRT_Event_Await", "PJRT_Event_OnReady",
+               "PJRT_Buffer_ReadyEvent", "PJRT_Buffer_IsDeleted", "PJRT_Buffer_Device", "PJRT_Buffer_Memory",
+               "PJRT_Memory_Kind"}
+        assert entered["live"] & hot == set(), entered["live"]
+        assert {"PJRT_Buffer_IsDeleted", "PJRT_Buffer_ReadyEvent", "PJRT_Event_Error"} <= entered["delete"]
+        assert entered["destroyed"] & hot == set(), entered["destroyed"]
+        assert {"PJRT_Buffer_Device", "PJRT_Buffer_Memory", "PJRT_Memory_Kind"} <= entered["second client"]
+    else:
+        assert "PJRT_Buffer_IsDeleted" in entered["live"] and "PJRT_Event_IsReady" in entered["live"]

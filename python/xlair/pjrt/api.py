@@ -8,6 +8,12 @@ matching Destroy.  Strings and arrays handed out through pointers are kept on th
 (its `_keep`) for the owner's life, as the header asks.  No callback lets an exception reach C:
 each one catches everything and returns a PJRT_Error with the message (xlair's XlaError text
 as it is).  ctypes callbacks take the GIL themselves, so JAX may call from any thread.
+
+`table()` is what JAX gets: where the C shim is built (shim.c, shim.py), its copy of this table,
+which answers the fixed-answer calls around each execution in C and forwards the rest here;
+else this table itself.  The Python side of the shim is here too: executables' handles are
+records the shim reads (`_h_exe`), ready events are its static one (`_new_event`), the process's
+one device and memory are registered at Client_Create and deleted buffers counted.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import sys
 
 import numpy as np
 
-from . import abi, engine
+from . import abi, engine, shim
 from .engine import PjrtError, check
 
 #: XLAIR_PJRT_TRACE=1: each call's name on stderr as it comes in
@@ -30,6 +36,20 @@ _live: dict[int, object] = {}
 def _h(obj) -> int:
     _live[id(obj)] = obj
     return id(obj)
+
+
+def _h_exe(obj, exe: engine.Executable) -> int:
+    """The handle of an executable (loaded, or its _View): the address of a record of its
+    own (shim.ExeRecord), from which the C shim reads the number of outputs."""
+    rec = obj._record = shim.ExeRecord(shim.EXE_MAGIC, len(exe.outputs))
+    _live[ctypes.addressof(rec)] = obj
+    return ctypes.addressof(rec)
+
+
+#: the C shim's library while its table is the one handed out (None: the Python table alone)
+_shim = None
+#: the handle of the shim's one ready event (None without the shim)
+_READY = None
 
 
 def _get(handle, kind: type, what: str):
@@ -138,7 +158,7 @@ def Plugin_Attributes(a):
 # events ----------------------------------------------------------------------------------
 @impl
 def Event_Destroy(a):
-    if a.event:
+    if a.event and a.event != _READY:
         _live.pop(a.event, None)
 
 
@@ -169,13 +189,30 @@ def Event_OnReady(a):
 
 
 def _new_event(error=None) -> int:
+    """A ready event (with the shim: its one static event, which C answers for), or one
+    carrying `error`."""
+    if error is None and _READY is not None:
+        return _READY
     return _h(engine.Event(error))
 
 
 # client ----------------------------------------------------------------------------------
+_clients = [0]          # clients made in this process
+
+
 @impl
 def Client_Create(a):
-    a.client = _h(engine.Client())
+    c = engine.Client()
+    a.client = _h(c)
+    _clients[0] += 1
+    if _shim is not None:
+        # the shim answers Buffer_Device / Buffer_Memory / Memory_Kind while the process has
+        # one client with one device (every buffer's); after a second client, Python does
+        d = c.devices[0]
+        one = _clients[0] == 1 and len(c.devices) == 1
+        kind = c._keep.setdefault("kind", ctypes.create_string_buffer(d.memory.kind.encode()))
+        _shim.xlair_shim_set_device(_h(d) if one else None, _h(d.memory) if one else None,
+                                    ctypes.addressof(kind) if one else None, len(d.memory.kind))
 
 
 @impl
@@ -250,7 +287,8 @@ def Client_Compile(a):
     prog = abi.Program.from_address(a.program)
     code = ctypes.string_at(prog.code, prog.code_size)
     fmt = ctypes.string_at(prog.format, prog.format_size).decode()
-    a.executable = _h(engine.Executable(c, engine.deserialize(code, fmt)))
+    e = engine.Executable(c, engine.deserialize(code, fmt))
+    a.executable = _h_exe(e, e)
 
 
 def _device_of(c: engine.Client, device, memory) -> engine.Device:
@@ -438,7 +476,8 @@ def LoadedExecutable_Destroy(a):
 
 @impl
 def LoadedExecutable_GetExecutable(a):
-    a.executable = _h(_View(_exe(a, "loaded_executable")))
+    e = _exe(a, "loaded_executable")
+    a.executable = _h_exe(_View(e), e)
 
 
 @impl
@@ -555,22 +594,43 @@ def LoadedExecutable_IsDeleted(a):
     a.is_deleted = _exe(a).deleted
 
 
+#: c_void_p * n, by n (the argument and output lists Execute reads and writes)
+_POINTERS = {n: ctypes.c_void_p * n for n in range(1, 9)}
+
+
+def _pointers_at(address: int, n: int):
+    t = _POINTERS.get(n)
+    if t is None:
+        t = _POINTERS[n] = ctypes.c_void_p * n
+    return t.from_address(address)
+
+
 @impl
 def LoadedExecutable_Execute(a):
+    # the per-call path of every jitted call and eager op: each read of `a` (a ctypes field)
+    # and each object made here counts (docs/pjrt.md, "Measured overhead")
     e = _exe(a)
-    check(a.num_devices == 1, f"xlair runs on one device; asked for {a.num_devices}")
+    if a.num_devices != 1:
+        raise PjrtError(abi.INVALID_ARGUMENT, f"xlair runs on one device; asked for {a.num_devices}")
     device = _get(a.execute_device, engine.Device, "execute_device") if a.execute_device \
         else e.client.devices[0]
-    lists = (ctypes.c_void_p * 1).from_address(a.argument_lists)
-    handles = (ctypes.c_void_p * a.num_args).from_address(lists[0]) if a.num_args else ()
-    args = [_get(h, engine.Buffer, f"argument {i}") for i, h in enumerate(handles)]
+    n = a.num_args
+    args = []
+    if n:
+        live, buffer = _live.get, engine.Buffer
+        for h in _pointers_at(_pointers_at(a.argument_lists, 1)[0], n)[:]:
+            b = live(h)
+            if type(b) is not buffer:
+                raise PjrtError(abi.INVALID_ARGUMENT, f"argument {len(args)}: not a live xlair Buffer handle")
+            args.append(b)
     outs = e.execute(args, device)
     if outs:            # (a program without results: JAX may pass no output list at all)
-        out = (ctypes.c_void_p * len(outs)).from_address((ctypes.c_void_p * 1).from_address(a.output_lists)[0])
-        for i, b in enumerate(outs):
-            out[i] = _h(b)
-    if a.device_complete_events:
-        (ctypes.c_void_p * 1).from_address(a.device_complete_events)[0] = _new_event()
+        for b in outs:
+            _live[id(b)] = b
+        _pointers_at(_pointers_at(a.output_lists, 1)[0], len(outs))[:] = [id(b) for b in outs]
+    events = a.device_complete_events
+    if events:
+        _pointers_at(events, 1)[0] = _new_event()
 
 
 # buffers ---------------------------------------------------------------------------------
@@ -581,6 +641,9 @@ def _buf(a, field: str = "buffer") -> engine.Buffer:
 @impl
 def Buffer_Destroy(a):
     if a.buffer:
+        b = _live.get(a.buffer)
+        if _shim is not None and type(b) is engine.Buffer and b.array is None:
+            _shim.xlair_shim_buffers_deleted(-1)     # (before the pop: nothing fails after it)
         _live.pop(a.buffer, None)
 
 
@@ -645,7 +708,11 @@ def Buffer_Memory(a):
 
 @impl
 def Buffer_Delete(a):
-    _buf(a).array = None
+    b = _buf(a)
+    if b.array is not None:
+        if _shim is not None:
+            _shim.xlair_shim_buffers_deleted(1)      # the shim forwards IsDeleted, ReadyEvent now
+        b.array = None
 
 
 @impl
@@ -823,9 +890,35 @@ def api() -> abi.Api:
     return _API
 
 
+_TABLE = None
+
+
+def table() -> int:
+    """The address of the PJRT_Api JAX gets (made once): the C shim's table over `api()` when
+    the shim library is built and loads (shim.py; not with XLAIR_PJRT_SHIM=0), else `api()`
+    itself.  `table_kind()` says which."""
+    global _TABLE, _shim, _READY
+    if _TABLE is None:
+        inner = api()
+        lib = shim.load()
+        made = shim.make(lib, inner) if lib is not None else None
+        if made is not None:
+            _READY = lib.xlair_shim_ready_event()
+            _live[_READY] = engine.Event()      # (the Python calls know it too: it is ready)
+            _shim = lib
+        _TABLE = made or ctypes.addressof(inner)
+    return _TABLE
+
+
+def table_kind() -> str:
+    """'shim' (the C shim's table) or 'ctypes' (the Python-built table alone), once `table()`
+    has been made; None before."""
+    return None if _TABLE is None else "shim" if _shim is not None else "ctypes"
+
+
 def capsule():
     """A PyCapsule named "pjrt_c_api" holding the PJRT_Api*, as jaxlib's
     `load_pjrt_plugin(name, None, c_api)` takes it."""
     new = ctypes.pythonapi.PyCapsule_New
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-    return new(ctypes.addressof(api()), b"pjrt_c_api", None)
+    return new(table(), b"pjrt_c_api", None)

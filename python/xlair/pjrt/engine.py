@@ -123,8 +123,13 @@ class Executable:
     """A loaded executable: the StableHLO module JAX compiled, imported and compiled by xlair
     (its compile cache keyed by the module's text)."""
 
+    #: PJRT_Client_Compile calls in this process (each one makes an Executable; xlair's compile
+    #: cache may still find the artifact): bench/bench_pjrt.py counts JAX's compiles with it
+    compiles = 0
+
     def __init__(self, client: Client, text: str):
         from ..jax_bridge import compile_text       # the compile side, loaded on first compile
+        Executable.compiles += 1
         self.client, self.text = client, text
         m = _MODULE_NAME.search(text)
         self.name = m.group(1) if m else "main"
@@ -139,15 +144,21 @@ class Executable:
                                 "runs one replica on one device")
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
         self.deleted = False
+        self._n_params = len(self.exe._leaves_in)
         self._keep = {}
 
     def execute(self, args: list[Buffer], device: Device) -> list[Buffer]:
         if self.deleted:
             raise PjrtError(9, f"executable {self.name} was deleted")
-        params = self.exe._leaves_in
-        if len(args) != len(params):
-            raise PjrtError(3, f"executable {self.name} takes {len(params)} arguments; got {len(args)}")
-        outs = self.exe.call_leaves([b.live() for b in args])
+        if len(args) != self._n_params:
+            raise PjrtError(3, f"executable {self.name} takes {self._n_params} arguments; got {len(args)}")
+        arrays = []
+        for b in args:
+            a = b.array
+            if a is None:
+                raise PjrtError(9, "the buffer was deleted or donated")
+            arrays.append(a)
+        outs = self.exe.call_leaves(arrays)
         return [Buffer(o if type(o) is Array else device_put(np.asarray(o)), device) for o in outs]
 
 
