@@ -1,0 +1,62 @@
+"""The real-program suite (tests/models/model_programs.py) unchanged under the PJRT plugin:
+each program's plain `jax.jit` with xlair as JAX's default device (JAX_PLATFORMS=xlair,cpu),
+against the same `jax.jit` on XLA:CPU in the same process, by the suite's own comparison
+(model_compare.mismatches: per-leaf rtol and scaled atol, integers exactly).  All programs run
+in one child process (JAX starts once); each program is a test case reading its outcome."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("jax")
+MODELS = pathlib.Path(__file__).resolve().parent.parent / "models"
+sys.path.insert(0, str(MODELS))
+from model_programs import PROGRAMS  # noqa: E402
+
+CHILD = r"""
+import json, sys, traceback
+sys.path.insert(0, sys.argv[1])
+import jax
+from model_compare import leaves, mismatches
+from model_programs import PROGRAMS
+XL, CPU = jax.devices("xlair")[0], jax.devices("cpu")[0]
+assert jax.default_backend() == "xlair"
+for name in sorted(PROGRAMS):
+    prog = PROGRAMS[name]
+    try:
+        fn, args = prog.make()
+        with jax.default_device(CPU):
+            want = leaves(jax.jit(fn)(*jax.device_put(args, CPU)))
+        out = jax.jit(fn)(*args)                      # unchanged: the default device, xlair
+        on = {d for x in jax.tree_util.tree_leaves(out) if hasattr(x, "devices") for d in x.devices()}
+        bad = mismatches(prog, leaves(out), want)
+        if on - {XL}:
+            bad.append(f"results on {sorted(map(str, on))}, not on xlair")
+    except Exception as e:                           # noqa: BLE001  (the outcome is reported)
+        bad = [f"{type(e).__name__}: {str(e)[:2000]}"]
+    print("RESULT " + json.dumps({"name": name, "bad": bad}), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    env = {**os.environ, "JAX_PLATFORMS": "xlair,cpu"}
+    p = subprocess.run([sys.executable, "-c", CHILD, str(MODELS)], env=env, capture_output=True, text=True,
+                       timeout=1500)
+    found = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            rec = json.loads(line[len("RESULT "):])
+            found[rec["name"]] = rec["bad"]
+    assert p.returncode == 0 and len(found) == len(PROGRAMS), (
+        f"rc={p.returncode}, {len(found)} of {len(PROGRAMS)} programs reported\n{p.stderr[-4000:]}")
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_under_the_plugin_matches_xla_cpu(outcomes, name):
+    bad = outcomes[name]
+    assert not bad, f"{name} under JAX_PLATFORMS=xlair differs from XLA:CPU:\n  " + "\n  ".join(bad)
