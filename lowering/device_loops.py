@@ -62,7 +62,7 @@ program again with `loops=host`.
 from __future__ import annotations
 
 from xlair.dialect.core import enclosing_module, functions
-from xlair.dialect.ir import arith, ir, linalg, passmanager, scf, tensor
+from xlair.dialect.ir import arith, ir, linalg, scf, tensor
 from xlair.dialect.types import is_tensor
 
 from .bindings import element_wise
@@ -1314,15 +1314,7 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     ret = list(block.operations)[-1].operation
     if ret.name != "func.return":
         return
-    if any(o.name == "func.call" for o in _nested(func)):
-        _inline_calls(func, funcs)
-        # the copies of a function called twice compute the same values: merged before the
-        # block's results are chosen, each once (_one_trip).  Left to IREE's own CSE after
-        # inlining, two results of the dispatch became one value and the module failed at run
-        # time: "buffer view byte length 20 exceeds backing buffer byte length 16" (jax.grad of
-        # an unrolled lax.scan whose body returns one value twice: lax_control_flow_test's
-        # testScanGrad)
-        passmanager.PassManager.parse("func.func(cse)").run(func)
+    _inline_calls(func, funcs)
     ops = [o.operation for o in block.operations]
     body = [o for o in ops[:-1] if o.name != "arith.constant"]
     outs = list(ret.operands)
