@@ -4,6 +4,8 @@
     python tests/jax_suite/run.py --files nn_test fft_test -o docs/jax-tests.md
     python tests/jax_suite/run.py --all                  # every *_test.py of the folder
     python tests/jax_suite/run.py --files fft_test --sample 5 -o /tmp/r.md   (make test's sample)
+    python tests/jax_suite/run.py --files lax_test --reuse earlier.json      (one file again, the
+                                                         rest as an earlier run's --json found them)
 
 The test files are JAX's for the pinned version (jax-v0.10.2), read from $XLAIR_JAX_TESTS_DIR
 (default /work/shared/conformance/jax/tests, as tests/conformance reads its suites from
@@ -160,6 +162,16 @@ def read_xml(xml: pathlib.Path, rec: dict) -> None:
             rec["passed"] += 1
 
 
+def _runs(recs: list[dict], started: str) -> str:
+    """When the reported files ran: one start, or each start with its files (--reuse)."""
+    by = collections.defaultdict(list)
+    for r in recs:
+        by[r.get("run", started)].append(r["file"])
+    if len(by) == 1:
+        return next(iter(by))
+    return "; ".join(f"{when} ({', '.join(fs)})" for when, fs in sorted(by.items()))
+
+
 def report(recs: list[dict], args, files: list[str], started: str, top: int) -> str:
     import jax
     partial = not args.all and set(files) != set(OP_SET_FILES)
@@ -173,7 +185,7 @@ def report(recs: list[dict], args, files: list[str], started: str, top: int) -> 
                                                      else "the whole suite" if full else "not the full `make jax-tests`") + "); do not edit by hand.",
          "",
          f"- **Scope**: {scope}: {', '.join(files)}.",
-         f"- **Run**: {started} on {cpu_name()} ({os.cpu_count()} CPUs), jax {jax.__version__}, "
+         f"- **Run**: {_runs(recs, started)} on {cpu_name()} ({os.cpu_count()} CPUs), jax {jax.__version__}, "
          f"test files from `{TESTS_DIR}`.",
          f"- **Settings**: `JAX_PLATFORMS=xlair`, `JAX_NUM_GENERATED_CASES={args.cases}`, `JAX_ENABLE_X64` unset, "
          f"per-test timeout {args.per_test_timeout} s, per-file limit {args.file_timeout} s, jobs {args.jobs}.",
@@ -193,6 +205,9 @@ def report(recs: list[dict], args, files: list[str], started: str, top: int) -> 
     n = tot["passed"] + tot["failed"] + tot["errors"] + tot["skipped"] + tot["hung"] + tot["crashed"]
     L.append(f"| **total** | {n} | {tot['passed']} | {tot['failed'] + tot['errors']} | {tot['skipped']} | "
              f"{tot['hung']} | {tot['crashed']} | {round(sum(r['seconds'] for r in recs), 1)} |")
+    if n > tot["skipped"]:
+        L += ["", f"**Passed: {100 * tot['passed'] / (n - tot['skipped']):.1f}%** of the tests not skipped "
+                  f"(passed / (collected - skipped) = {tot['passed']} / {n - tot['skipped']})."]
     allc = collections.Counter()
     for r in recs:
         allc.update(r["causes"])
@@ -232,6 +247,8 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--output", default=str(ROOT / "docs" / "jax-tests.md"))
     ap.add_argument("--logs", default=str(ROOT / "build" / "jax-tests"), help="where the logs and junit XML go")
     ap.add_argument("--json", help="also write the counts as JSON here")
+    ap.add_argument("--reuse", help="a JSON of an earlier run (--json): its files not run now are reported as "
+                                    "that run found them (each file's run is named in the report)")
     args = ap.parse_args(argv)
     if not TESTS_DIR.is_dir():
         print(f"run.py: no JAX test folder {TESTS_DIR} (set XLAIR_JAX_TESTS_DIR)", file=sys.stderr)
@@ -240,14 +257,24 @@ def main(argv=None) -> int:
     out_dir = pathlib.Path(args.logs)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    earlier = {}
+    if args.reuse:
+        for r in json.loads(pathlib.Path(args.reuse).read_text()):
+            earlier[r["file"]] = {**r, "causes": collections.Counter(r["causes"]),
+                                  "skips": collections.Counter(r["skips"]), "run": r.get("run", "earlier")}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futs = {f: ex.submit(run_file, f, args, out_dir) for f in files}
-        recs = []
+        recs = {}
         for f in files:
             r = futs[f].result()
+            r["run"] = started
             print(f"{f}: {r['passed']} passed, {r['failed'] + r['errors']} failed, {r['skipped']} skipped, "
                   f"{r['hung']} hung, crashed: {r['crashed'] or 'no'} ({r['seconds']} s)", flush=True)
-            recs.append(r)
+            recs[f] = r
+    order = [f for f in OP_SET_FILES if f in earlier or f in recs] + \
+        [f for f in list(earlier) + files if f not in OP_SET_FILES]
+    recs = [recs.get(f) or earlier[f] for f in dict.fromkeys(order)]
+    files = [r["file"] for r in recs]
     out = pathlib.Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report(recs, args, files, started, args.top))
