@@ -160,12 +160,13 @@ def test_linalg_through_cpu_lowerings():
 
 def test_unimplemented_call_is_a_clean_error():
     out = run("""
+        from jax.experimental.serialize_executable import serialize
         a = jnp.ones(3)
         try:
-            a.unsafe_buffer_pointer()
+            serialize(jax.jit(lambda v: v + 1).lower(a).compile())
             raise AssertionError("no error")
         except jax.errors.JaxRuntimeError as e:
-            assert "UNIMPLEMENTED" in str(e) and "PJRT_Buffer_UnsafePointer" in str(e), e
+            assert "UNIMPLEMENTED" in str(e) and "PJRT_Executable_Serialize" in str(e), e
         assert jax.devices()[0].memory_stats() is None                # (UNIMPLEMENTED: None)
         assert np.array_equal(np.asarray(a + 1), [2, 2, 2])           # and the plugin goes on
     """)
@@ -268,6 +269,25 @@ def test_reversed_host_arrays_and_boolean_products():
         same(lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))), p, q)
         same(lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))), preferred_element_type=jnp.int32), p, q)
         same(jnp.dot, p[0], q[0])
+    """)
+
+
+def test_unsafe_buffer_pointer_is_the_buffers_host_address():
+    """unsafe_buffer_pointer() is the address of the buffer's memory: reading there gives its
+    values; a computed array has another address, the same array the same one (lax_test's
+    testConvertElementTypeAvoidsCopies).  (An identity program's result is its argument's
+    buffer, IREE's way: jnp.array(a, copy=True) has a's address, so lax_numpy_test's
+    testArrayCopy still fails.)"""
+    run("""
+        import ctypes
+        h = np.arange(6, dtype=np.float32)
+        a = jax.device_put(h, XL)
+        p = a.unsafe_buffer_pointer()
+        assert p and p == a.unsafe_buffer_pointer()
+        assert np.array_equal(np.frombuffer((ctypes.c_float * 6).from_address(p), np.float32), h)
+        b = a * 1
+        assert b.unsafe_buffer_pointer() != p and np.array_equal(np.asarray(b), h)
+        assert jnp.asarray(a).unsafe_buffer_pointer() == p
     """)
 
 

@@ -721,6 +721,22 @@ def Buffer_IsDeleted(a):
 
 
 @impl
+def Buffer_UnsafePointer(a):
+    """The address of the buffer's memory in this process: IREE's CPU buffers are host memory,
+    mapped where they are (the mapping is kept with the buffer, so the address stays).  JAX's
+    `unsafe_buffer_pointer()`, which its tests use to see whether an operation copied."""
+    b = _buf(a)
+    view = b._keep.get("mapped")
+    if view is None:
+        view = b.host_view()
+        if view.size and view.base is None:
+            raise PjrtError(abi.UNIMPLEMENTED, "PJRT_Buffer_UnsafePointer: this buffer is not in host memory "
+                                               "the xlair PJRT plugin can address")
+        b._keep["mapped"] = view
+    a.buffer_pointer = view.ctypes.data if view.size else 0
+
+
+@impl
 def Buffer_IsOnCpu(a):
     _buf(a)
     a.is_on_cpu = False
