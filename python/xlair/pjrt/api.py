@@ -594,8 +594,8 @@ def LoadedExecutable_IsDeleted(a):
     a.is_deleted = _exe(a).deleted
 
 
-#: c_void_p * n, by n (the argument and output lists Execute reads and writes)
-_POINTERS = {n: ctypes.c_void_p * n for n in range(1, 9)}
+#: c_void_p * n, by n (the argument and output lists Execute reads and writes), made on first use
+_POINTERS: dict = {}
 
 
 def _pointers_at(address: int, n: int):
@@ -625,9 +625,7 @@ def LoadedExecutable_Execute(a):
             args.append(b)
     outs = e.execute(args, device)
     if outs:            # (a program without results: JAX may pass no output list at all)
-        for b in outs:
-            _live[id(b)] = b
-        _pointers_at(_pointers_at(a.output_lists, 1)[0], len(outs))[:] = [id(b) for b in outs]
+        _pointers_at(_pointers_at(a.output_lists, 1)[0], len(outs))[:] = [_h(b) for b in outs]
     events = a.device_complete_events
     if events:
         _pointers_at(events, 1)[0] = _new_event()

@@ -152,13 +152,7 @@ class Executable:
             raise PjrtError(9, f"executable {self.name} was deleted")
         if len(args) != self._n_params:
             raise PjrtError(3, f"executable {self.name} takes {self._n_params} arguments; got {len(args)}")
-        arrays = []
-        for b in args:
-            a = b.array
-            if a is None:
-                raise PjrtError(9, "the buffer was deleted or donated")
-            arrays.append(a)
-        outs = self.exe.call_leaves(arrays)
+        outs = self.exe.call_leaves([b.live() for b in args])
         return [Buffer(o if type(o) is Array else device_put(np.asarray(o)), device) for o in outs]
 
 

@@ -147,22 +147,20 @@ static PJRT_Error *num_outputs(void *p) {
     return NULL;
 }
 
-static PJRT_Error *buffer_device(void *p) {
-    buffer_handle_args *a = p;
-    void *d = LOAD(one_device);
-    if (d == NULL)
-        return inner_buffer_device(p);
-    a->out = d;
+/* A buffer's device or memory: the registered one, or the inner table's answer without one. */
+static PJRT_Error *buffer_handle(void *p, void *registered, entry_fn inner) {
+    if (registered == NULL)
+        return inner(p);
+    ((buffer_handle_args *)p)->out = registered;
     return NULL;
 }
 
+static PJRT_Error *buffer_device(void *p) {
+    return buffer_handle(p, LOAD(one_device), inner_buffer_device);
+}
+
 static PJRT_Error *buffer_memory(void *p) {
-    buffer_handle_args *a = p;
-    void *m = LOAD(one_memory);
-    if (m == NULL)
-        return inner_buffer_memory(p);
-    a->out = m;
-    return NULL;
+    return buffer_handle(p, LOAD(one_memory), inner_buffer_memory);
 }
 
 static PJRT_Error *memory_kind(void *p) {
