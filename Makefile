@@ -12,8 +12,8 @@ JOBS   ?= auto
 # PJRT plugin's C shim (below).  Installed before the venv, so that pip finds MPI.
 DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev gcc libc6-dev
 
-# The PJRT plugin's C fast path (python/xlair/pjrt/shim.c, docs/pjrt.md "The C shim"): a plain
-# C library the plugin loads with ctypes.  Built with the venv (the $(STAMP) rule: make demo,
+# The PJRT plugin's C fast path (python/xlair/pjrt/shim.c, docs/pjrt.md "The C shim"): a C
+# library the plugin loads with ctypes, built against the headers of $(PYTHON) (the venv's).  Built with the venv (the $(STAMP) rule: make demo,
 # make test, make bench) and again whenever shim.c changes; without a C compiler the plugin
 # uses its Python-built PJRT table (slower per call) and this says so.
 SHIM := python/xlair/pjrt/libxlair_pjrt_shim.so
@@ -30,7 +30,8 @@ $(STAMP): pyproject.toml | $(SHIM)
 # (an order-only prerequisite of $(STAMP): brought up to date by every rule that needs the
 # venv, without reinstalling it when only shim.c changed)
 $(SHIM): python/xlair/pjrt/shim.c
-	$(CC) -O2 -Wall -shared -fPIC -o $@ $< || \
+	$(CC) -O2 -Wall -shared -fPIC -I"$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+	  -o $@ $< || \
 	  echo "no C shim built ($(CC) failed or is missing): the PJRT plugin uses its Python-built table"
 
 # Installs the missing DEB_PACKAGES with apt-get (as root, or through password-less sudo);

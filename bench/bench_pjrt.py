@@ -111,7 +111,7 @@ def breakdown(f, x, y, rounds: int) -> dict:
     fns = {"jax.jit call": lambda: f(x, y).block_until_ready(),
            "Execute + Buffer_Destroy through the table": via_table,
            "Execute through the table": via_table_keep,
-           "engine.Executable.execute": lambda: exe.execute(bufs, device),
+           "engine.Executable.execute": lambda: exe.execute(arrays, device),
            "xlair call path (call_leaves)": lambda: exe.exe.call_leaves(arrays),
            "IREE invoke alone": iree}
     jax.block_until_ready(fns["jax.jit call"]())

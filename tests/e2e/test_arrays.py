@@ -68,6 +68,19 @@ def test_executable_takes_and_returns_arrays():
     # results feed the next call without leaving the device
     r2, _ = exe(np.float32(1), r, xla.device_put(ys))
     np.testing.assert_array_equal(np.asarray(r2), 2 * xs + 1.0)
+    # every argument an Array (the call path's loop for device-resident calls), and Arrays
+    # before a numpy leaf (what that loop pushed is dropped; each leaf is taken as it is)
+    r4, s4 = exe(xla.device_put(np.float32(3)), dx, xla.device_put(ys))
+    np.testing.assert_array_equal(np.asarray(r4), 3 * xs + 0.5)
+    assert np.asarray(s4) == xs.sum()
+    r5, _ = exe(xla.device_put(np.float32(3)), dx, ys)
+    assert isinstance(r5, xla.Array)
+    np.testing.assert_array_equal(np.asarray(r5), 3 * xs + 0.5)
+    # no arguments (no Array among them): numpy out
+    k = xla.Builder("constant")
+    O.add(O.constant(k, np.float32(1)), O.constant(k, np.float32(2)))
+    three = xla.compile(k.build(), target="cpu")()
+    assert type(three) is np.ndarray and three == 3
     # numpy in: numpy out, as before
     r3, _ = exe(np.float32(2), xs, ys)
     assert type(r3) is np.ndarray

@@ -319,7 +319,9 @@ def _no_shim_env() -> dict:
 
 def test_shim_in_use_after_the_set_up():
     """`make` builds libxlair_pjrt_shim.so (the $(STAMP) rule); the plugin then hands JAX the
-    shim's table, and around a steady jitted call or eager op only Execute enters Python."""
+    shim's table, and around a steady jitted call or eager op only Execute and the result's
+    Buffer_Destroy enter Python: Execute made in C through the C API (the program's call path
+    and the result buffers are Python's), the destroy read in C (destroys are not traced)."""
     from xlair.pjrt import shim
     if not _shim_expected() and not shim.LIBRARY.is_file():
         pytest.skip("no C compiler here: the shim is not built, the ctypes table is used")
@@ -346,8 +348,8 @@ def test_shim_in_use_after_the_set_up():
     """)], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip().endswith("OK"), (p.returncode, p.stderr[-4000:])
     steady = p.stderr.split("== steady")[1].split("== end")[0]
-    calls = [s.split()[-1] for s in steady.splitlines() if s.startswith("xlair pjrt:")]
-    assert calls == ["PJRT_LoadedExecutable_Execute"] * 2, calls
+    calls = [s.split(":", 1)[1].strip() for s in steady.splitlines() if s.startswith("xlair pjrt:")]
+    assert calls == ["PJRT_LoadedExecutable_Execute (made in C)"] * 2, calls
 
 
 def test_ctypes_table_with_xlair_pjrt_shim_0():
@@ -460,6 +462,71 @@ assert ctypes.string_at(k.kind, k.kind_size) == b"device"
 mark("end")
 print(kind, "OK")
 """
+
+
+EXECUTE_CALLS = TABLE_CALLS.split("c1 = new_client()")[0] + """
+import jax
+text = jax.jit(lambda x, y: x * y + 1).lower(host, host).as_text()
+c = new_client()
+code = text.encode()
+prog = abi.Program(struct_size=ctypes.sizeof(abi.Program), code=ctypes.cast(ctypes.c_char_p(code), ctypes.c_void_p),
+                   code_size=len(code), format=ctypes.cast(ctypes.c_char_p(b"mlir"), ctypes.c_void_p), format_size=4)
+a, err = call("PJRT_Client_Compile", client=c, program=ctypes.addressof(prog))
+assert err is None, message(err)
+exe = a.executable
+x, y = put(c), put(c)
+
+def execute(handles, num_devices=1, outputs=1):
+    args = (ctypes.c_void_p * max(len(handles), 1))(*handles)
+    arg_lists = (ctypes.c_void_p * 1)(ctypes.addressof(args))
+    outs = (ctypes.c_void_p * max(outputs, 1))()
+    out_lists = (ctypes.c_void_p * 1)(ctypes.addressof(outs))
+    events = (ctypes.c_void_p * 1)()
+    a, err = call("PJRT_LoadedExecutable_Execute", executable=exe, argument_lists=ctypes.addressof(arg_lists),
+                  num_devices=num_devices, num_args=len(handles), output_lists=ctypes.addressof(out_lists),
+                  device_complete_events=ctypes.addressof(events))
+    if err:
+        text = message(err)
+        call("PJRT_Error_Destroy", error=err)
+        return text
+    assert events[0] and call("PJRT_Event_IsReady", event=events[0])[0].is_ready
+    call("PJRT_Event_Destroy", event=events[0])
+    return list(outs)[:outputs]
+
+before = len(api._live)
+for _ in range(3):                      # each result destroyed: nothing is left behind
+    r, = execute([x, y])
+    assert np.array_equal(api._live[r].host_view(), host * host + 1)
+    call("PJRT_Buffer_Destroy", buffer=r)
+    assert r not in api._live
+assert len(api._live) == before
+assert "takes 2 arguments; got 1" in execute([x])
+assert "argument 1: not a live xlair Buffer handle" in execute([x, 12345])
+assert "xlair runs on one device; asked for 2" in execute([x, y], num_devices=2)
+assert call("PJRT_Buffer_Delete", buffer=y)[1] is None
+assert "deleted or donated" in execute([x, y])
+r, = execute([x, x])
+assert np.array_equal(api._live[r].host_view(), host * host + 1)
+print(kind, "OK")
+"""
+
+
+@pytest.mark.parametrize("table", ["shim", "ctypes"])
+def test_execute_and_destroy_through_the_table(table):
+    """Execute and Buffer_Destroy as C calls them: with the shim, read in C and run by Python
+    through the C API (shim.c's `execute`, `buffer_destroy`); with the ctypes table, read by
+    Python.  Results right, destroyed results gone from the plugin's handles, and the errors
+    (argument count, a handle that is no buffer, two devices, a deleted argument) returned as
+    PJRT errors with the plugin's message, the same from both tables."""
+    from xlair.pjrt import shim
+    if table == "shim" and not shim.LIBRARY.is_file():
+        pytest.skip("the shim is not built (test_shim_in_use_after_the_set_up says whether it should be)")
+    env = {**_no_shim_env(), "JAX_PLATFORMS": "cpu"}
+    if table == "ctypes":
+        env["XLAIR_PJRT_SHIM"] = "0"
+    p = subprocess.run([sys.executable, "-c", EXECUTE_CALLS], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == f"{table} OK", (p.returncode, p.stdout, p.stderr[-4000:])
 
 
 @pytest.mark.parametrize("table", ["shim", "ctypes"])

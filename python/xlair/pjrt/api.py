@@ -454,7 +454,11 @@ class _View:
 
 
 def _exe(a, field: str = "executable") -> engine.Executable:
-    obj = _live.get(getattr(a, field) or 0)
+    return _exe_of(getattr(a, field))
+
+
+def _exe_of(handle) -> engine.Executable:
+    obj = _live.get(handle or 0)
     if isinstance(obj, _View):
         return obj.loaded
     if isinstance(obj, engine.Executable):
@@ -586,7 +590,7 @@ def LoadedExecutable_GetDeviceAssignment(a):
 
 @impl
 def LoadedExecutable_Delete(a):
-    _exe(a).deleted = True
+    _exe(a).delete()
 
 
 @impl
@@ -607,28 +611,49 @@ def _pointers_at(address: int, n: int):
 
 @impl
 def LoadedExecutable_Execute(a):
-    # the per-call path of every jitted call and eager op: each read of `a` (a ctypes field)
-    # and each object made here counts (docs/pjrt.md, "Measured overhead")
-    e = _exe(a)
-    if a.num_devices != 1:
-        raise PjrtError(abi.INVALID_ARGUMENT, f"xlair runs on one device; asked for {a.num_devices}")
-    device = _get(a.execute_device, engine.Device, "execute_device") if a.execute_device \
-        else e.client.devices[0]
-    n = a.num_args
-    args = []
-    if n:
-        live, buffer = _live.get, engine.Buffer
-        for h in _pointers_at(_pointers_at(a.argument_lists, 1)[0], n)[:]:
-            b = live(h)
-            if type(b) is not buffer:
-                raise PjrtError(abi.INVALID_ARGUMENT, f"argument {len(args)}: not a live xlair Buffer handle")
-            args.append(b)
-    outs = e.execute(args, device)
-    if outs:            # (a program without results: JAX may pass no output list at all)
-        _pointers_at(_pointers_at(a.output_lists, 1)[0], len(outs))[:] = [_h(b) for b in outs]
+    # the Python table's Execute: the C shim reads these args itself (shim.c's `execute`) and
+    # calls `_execute_from_c`
+    n = a.num_args if a.num_devices == 1 else 0
+    handles = _pointers_at(_pointers_at(a.argument_lists, 1)[0], n)[:] if n else ()
+    outs = _execute(a.executable, a.execute_device, a.num_devices, handles,
+                    bool(a.output_lists) and a.num_devices == 1 and bool(_pointers_at(a.output_lists, 1)[0]))
+    if outs:
+        _pointers_at(_pointers_at(a.output_lists, 1)[0], len(outs))[:] = outs
     events = a.device_complete_events
     if events:
         _pointers_at(events, 1)[0] = _new_event()
+
+
+def _execute(exe_h, device_h, num_devices: int, handles, outputs_given: bool) -> list[int]:
+    """Execute's work from its arguments' handles: the handles of the result buffers.  The
+    per-call path of every jitted call and eager op: each object made here counts (docs/pjrt.md,
+    "Measured overhead")."""
+    e = _exe_of(exe_h)
+    if num_devices != 1:
+        raise PjrtError(abi.INVALID_ARGUMENT, f"xlair runs on one device; asked for {num_devices}")
+    device = _get(device_h, engine.Device, "execute_device") if device_h else e.client.devices[0]
+    arrays = []
+    live, buffer = _live.get, engine.Buffer
+    for h in handles:
+        b = live(h)
+        if type(b) is not buffer:
+            raise PjrtError(abi.INVALID_ARGUMENT, f"argument {len(arrays)}: not a live xlair Buffer handle")
+        arrays.append(b.live())
+    outs = e.execute(arrays, device)
+    if outs and not outputs_given:
+        raise PjrtError(abi.INVALID_ARGUMENT, f"executable {e.name} has {len(outs)} results and no output list")
+    return [_h(b) for b in outs]
+
+
+def _execute_from_c(exe_h, device_h, num_devices, handles, outputs_given):
+    """The C shim's Execute (shim.c's `execute`, with the GIL): `_execute`'s result handles,
+    or the handle of the error its exception becomes (an int)."""
+    try:
+        if _TRACE:
+            print("xlair pjrt: PJRT_LoadedExecutable_Execute (read in C)", file=sys.stderr, flush=True)
+        return _execute(exe_h, device_h, num_devices, handles, outputs_given)
+    except BaseException as e:      # noqa: BLE001  (nothing may reach C: an error it returns)
+        return _error(*engine.error_text(e))
 
 
 # buffers ---------------------------------------------------------------------------------
@@ -639,10 +664,15 @@ def _buf(a, field: str = "buffer") -> engine.Buffer:
 @impl
 def Buffer_Destroy(a):
     if a.buffer:
-        b = _live.get(a.buffer)
-        if _shim is not None and type(b) is engine.Buffer and b.array is None:
-            _shim.xlair_shim_buffers_deleted(-1)     # (before the pop: nothing fails after it)
-        _live.pop(a.buffer, None)
+        _destroy_buffer(a.buffer)
+
+
+def _destroy_buffer(h: int) -> None:
+    """Buffer_Destroy's work (the C shim calls it with the handle: shim.c's `buffer_destroy`)."""
+    b = _live.get(h)
+    if _shim is not None and type(b) is engine.Buffer and b.array is None:
+        _shim.xlair_shim_buffers_deleted(-1)     # (before the pop: nothing fails after it)
+    _live.pop(h, None)
 
 
 @impl
@@ -920,6 +950,9 @@ def table() -> int:
             _READY = lib.xlair_shim_ready_event()
             _live[_READY] = engine.Event()      # (the Python calls know it too: it is ready)
             _shim = lib
+            if lib.xlair_shim_set_python(_execute_from_c, _destroy_buffer, _live, engine.Executable,
+                                         engine.Buffer, int(_TRACE)) != 0:
+                raise RuntimeError("the xlair PJRT shim refused its Python functions")
         _TABLE = made or ctypes.addressof(inner)
     return _TABLE
 

@@ -82,9 +82,12 @@ class Buffer:
 
     __slots__ = ("array", "device", "dtype", "dims", "_keep", "__weakref__")
 
-    def __init__(self, array: Array, device: Device):
+    def __init__(self, array, device: Device):
+        """A buffer of `array`: an `xla.Array`, or numpy values copied to the device."""
+        if type(array) is not Array:
+            array = device_put(np.asarray(array))
         self.array, self.device = array, device
-        self.dtype, self.dims = np.dtype(array.dtype), tuple(array.shape)
+        self.dtype, self.dims = array.dtype, array.shape     # (a numpy dtype, a tuple)
         self._keep = {}         # what C reads through pointers this buffer hands out
 
     @property
@@ -145,15 +148,22 @@ class Executable:
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
         self.deleted = False
         self._n_params = len(self.exe._leaves_in)
+        #: what the C shim's Execute reads to make a call itself (shim.c's `run_in_c`): the
+        #: program (its `_quick`, runtime._call_path), its argument count, the device its
+        #: results go to; None once deleted
+        self._for_c = (self.exe, self._n_params, client.devices[0])
         self._keep = {}
 
-    def execute(self, args: list[Buffer], device: Device) -> list[Buffer]:
+    def delete(self) -> None:
+        self.deleted, self._for_c = True, None
+
+    def execute(self, arrays: list[Array], device: Device) -> list[Buffer]:
+        """The result buffers of a call on `arrays`, the argument buffers' arrays (`live()`)."""
         if self.deleted:
             raise PjrtError(9, f"executable {self.name} was deleted")
-        if len(args) != self._n_params:
-            raise PjrtError(3, f"executable {self.name} takes {self._n_params} arguments; got {len(args)}")
-        outs = self.exe.call_leaves([b.live() for b in args])
-        return [Buffer(o if type(o) is Array else device_put(np.asarray(o)), device) for o in outs]
+        if len(arrays) != self._n_params:
+            raise PjrtError(3, f"executable {self.name} takes {self._n_params} arguments; got {len(arrays)}")
+        return [Buffer(o, device) for o in self.exe.call_leaves(arrays)]
 
 
 def deserialize(code: bytes, fmt: str) -> str:

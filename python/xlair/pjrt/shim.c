@@ -23,12 +23,31 @@
  *     deleted buffers not yet destroyed: xlair_shim_buffers_deleted), every buffer is live:
  *     not deleted, and ready with READY_EVENT.  Otherwise forwarded.
  *
+ *
+ * Read here, run by Python:
+ *   - LoadedExecutable_Execute and Buffer_Destroy, the two calls of every execution that
+ *     have work for Python: their argument structs are read here and Python's function
+ *     (api.py `_execute_from_c`, `_destroy_buffer`, registered by xlair_shim_set_python) is
+ *     called with plain integers through the C API, without a ctypes thunk and without
+ *     ctypes reading the structs (docs/pjrt.md, "Measured overhead").  Forwarded to the inner
+ *     table while none is registered, once the interpreter is finalizing (the inner entries
+ *     answer then without running the plugin's code), or when the call into Python fails.
+ *
  * Nothing here takes a lock or calls Python while holding anything: jaxlib calls PJRT with
- * the GIL held, and the inner table's entries take the GIL themselves.  The shared state is
- * two pointers and a counter, read with atomic loads.  The calls answered here are also safe
- * while the interpreter finalizes (they run no Python).
+ * or without the GIL, the calls into Python take it (PyGILState_Ensure), and keep an
+ * exception JAX may have pending when it calls (PyErr_Fetch / PyErr_Restore).  The shared
+ * state is pointers and a counter, read with atomic loads.  The other calls answered here
+ * are also safe while the interpreter finalizes (they run no Python).
+ *
+ * Built against the headers of the Python that loads it (the Makefile asks the interpreter's
+ * sysconfig); shim.py checks the version it was built for.  Not linked with libpython: the
+ * Python C API's symbols are the process's.
  */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,7 +55,7 @@
 
 /* the interface version shim.py checks: change it with any exported function's signature or
    struct exe_record */
-#define SHIM_ABI 1
+#define SHIM_ABI 2
 
 typedef struct PJRT_Error PJRT_Error;
 typedef PJRT_Error *(*entry_fn)(void *args);
@@ -70,6 +89,18 @@ typedef struct { HEADER; void *executable; size_t n; } executable_count_args;
 typedef struct { HEADER; void *buffer; void *out; } buffer_handle_args;  /* Device, Memory, ReadyEvent */
 typedef struct { HEADER; void *buffer; bool is_deleted; } buffer_is_deleted_args;
 typedef struct { HEADER; void *memory; const char *kind; size_t kind_size; } memory_kind_args;
+typedef struct {
+    HEADER;
+    void *executable;
+    void *options;
+    void *const *const *argument_lists;      /* [num_devices][num_args] */
+    size_t num_devices;
+    size_t num_args;
+    void **const *output_lists;              /* [num_devices][num_outputs] */
+    void **device_complete_events;           /* [num_devices], or NULL */
+    void *execute_device;
+} execute_args;
+typedef struct { HEADER; void *buffer; } buffer_destroy_args;
 
 /* What a PJRT_Executable / PJRT_LoadedExecutable handle points to (Python's shim.ExeRecord,
    kept alive by the executable until its Destroy). */
@@ -98,7 +129,23 @@ static long deleted_buffers;
 /* The inner table's entries for the calls answered here (set by xlair_shim_make). */
 static entry_fn inner_event_destroy, inner_event_is_ready, inner_event_error, inner_event_await,
     inner_event_on_ready, inner_num_outputs, inner_buffer_device, inner_buffer_memory,
-    inner_memory_kind, inner_buffer_is_deleted, inner_buffer_ready_event;
+    inner_memory_kind, inner_buffer_is_deleted, inner_buffer_ready_event, inner_execute,
+    inner_buffer_destroy;
+
+/* Python's functions for Execute and Buffer_Destroy (NULL: forward), the plugin's handles
+   (api._live: handle -> object) and the types of its executables and buffers (engine.py):
+   strong references, never released (JAX may call at exit; the finalizing check comes
+   first). */
+static PyObject *py_execute, *py_destroy, *py_live, *py_exe_type, *py_buffer_type;
+static PyObject *str_for_c, *str_quick, *str_array;
+/* XLAIR_PJRT_TRACE: the calls made here say so on stderr, as api.py's entries do */
+static int trace;
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define FINALIZING() Py_IsFinalizing()
+#else
+#define FINALIZING() _Py_IsFinalizing()
+#endif
 
 /* ---- the calls ----------------------------------------------------------------------- */
 
@@ -188,6 +235,210 @@ static PJRT_Error *buffer_ready_event(void *p) {
     return NULL;
 }
 
+/* ---- the calls read here and run by Python ------------------------------------------ */
+
+/* `fn(argv...)` with the GIL taken and a pending exception of the caller's kept; a new
+   reference, or NULL (the call failed: its exception cleared).  Steals argv's references. */
+static PyObject *call_python(PyObject *fn, PyObject **argv, size_t n) {
+    PyObject *type, *value, *traceback, *r = NULL;
+    PyErr_Fetch(&type, &value, &traceback);
+    bool made = true;
+    for (size_t i = 0; i < n; i++)
+        made = made && argv[i] != NULL;
+    if (made)
+        r = PyObject_Vectorcall(fn, argv, n, NULL);
+    for (size_t i = 0; i < n; i++)
+        Py_XDECREF(argv[i]);
+    if (r == NULL)
+        PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    return r;
+}
+
+/* The object behind a handle (borrowed), if it is one of the plugin's of exactly `type`. */
+static PyObject *live_object(void *handle, PyObject *type) {
+    PyObject *key = PyLong_FromVoidPtr(handle);
+    if (key == NULL)
+        return NULL;
+    PyObject *obj = PyDict_GetItemWithError(py_live, key);
+    Py_DECREF(key);
+    return obj != NULL && (PyObject *)Py_TYPE(obj) == type ? obj : NULL;
+}
+
+/* The steady state's Execute, made here: the arguments' arrays handed to the program's call
+   path (runtime._call_path's closure, `_quick`), its results made buffers (engine.Buffer) and
+   registered as handles, as api._execute does.  True when done; false when anything is not
+   as usual (an argument that is not a live buffer, a count, a device, a deleted executable,
+   the call path declining or failing): Python then makes the whole call, its errors
+   included (a program the call path failed on runs again there, as runtime.call_leaves
+   runs it again by its general path).  Needs the GIL. */
+static bool run_in_c(execute_args *a) {
+    if (a->num_devices != 1 || a->argument_lists == NULL || a->output_lists == NULL ||
+        a->output_lists[0] == NULL)
+        return false;
+    PyObject *exe = live_object(a->executable, py_exe_type);
+    if (exe == NULL)
+        return false;
+    bool done = false;
+    PyObject *arrays = NULL, *results = NULL, *made = NULL;
+    PyObject *for_c = PyObject_GetAttr(exe, str_for_c);     /* (program, argument count, device) */
+    if (for_c == NULL || !PyTuple_CheckExact(for_c) || PyTuple_GET_SIZE(for_c) != 3)
+        goto out;
+    PyObject *device = PyTuple_GET_ITEM(for_c, 2);
+    if (PyLong_AsSize_t(PyTuple_GET_ITEM(for_c, 1)) != a->num_args ||
+        (a->execute_device != NULL && a->execute_device != (void *)device))
+        goto out;
+    PyObject *quick = PyObject_GetAttr(PyTuple_GET_ITEM(for_c, 0), str_quick);
+    if (quick == NULL || quick == Py_None) {
+        Py_XDECREF(quick);
+        goto out;
+    }
+    arrays = PyList_New((Py_ssize_t)a->num_args);
+    for (size_t i = 0; arrays != NULL && i < a->num_args; i++) {
+        PyObject *b = live_object(a->argument_lists[0][i], py_buffer_type);
+        PyObject *array = b == NULL ? NULL : PyObject_GetAttr(b, str_array);
+        if (array == NULL || array == Py_None) {       /* not a buffer, or a deleted one */
+            Py_XDECREF(array);
+            Py_CLEAR(arrays);
+            break;
+        }
+        PyList_SET_ITEM(arrays, (Py_ssize_t)i, array);
+    }
+    if (arrays != NULL)
+        results = PyObject_CallOneArg(quick, arrays);
+    Py_DECREF(quick);
+    if (results == NULL || !PyList_CheckExact(results))
+        goto out;
+    Py_ssize_t m = PyList_GET_SIZE(results);
+    made = PyList_New(m);
+    for (Py_ssize_t i = 0; made != NULL && i < m; i++) {
+        PyObject *argv[2] = {PyList_GET_ITEM(results, i), device};
+        PyObject *buffer = PyObject_Vectorcall(py_buffer_type, argv, 2, NULL);
+        if (buffer == NULL)
+            Py_CLEAR(made);
+        else
+            PyList_SET_ITEM(made, i, buffer);
+    }
+    if (made == NULL)
+        goto out;
+    for (Py_ssize_t i = 0; i < m; i++) {       /* registered: api._h */
+        PyObject *buffer = PyList_GET_ITEM(made, i);
+        PyObject *key = PyLong_FromVoidPtr(buffer);
+        if (key == NULL || PyDict_SetItem(py_live, key, buffer) != 0) {
+            Py_XDECREF(key);
+            for (Py_ssize_t j = 0; j < i; j++) {   /* (undone: Python makes the call) */
+                PyObject *k = PyLong_FromVoidPtr(PyList_GET_ITEM(made, j));
+                if (k != NULL && PyDict_DelItem(py_live, k) != 0)
+                    PyErr_Clear();
+                Py_XDECREF(k);
+            }
+            goto out;
+        }
+        Py_DECREF(key);
+    }
+    for (Py_ssize_t i = 0; i < m; i++)
+        a->output_lists[0][i] = PyList_GET_ITEM(made, i);
+    if (a->device_complete_events != NULL)
+        a->device_complete_events[0] = &READY_EVENT;
+    done = true;
+out:
+    if (!done)
+        PyErr_Clear();
+    Py_XDECREF(made);
+    Py_XDECREF(results);
+    Py_XDECREF(arrays);
+    Py_XDECREF(for_c);
+    return done;
+}
+
+/* Execute: made here (run_in_c) in the steady state; else Python's `_execute_from_c(
+   executable, execute_device, num_devices, argument handles, output list given)` makes it
+   and returns the result buffers' handles (a list of ints) or the handle of the error it made
+   (an int). */
+static PJRT_Error *execute(void *p) {
+    execute_args *a = p;
+    PyObject *fn = LOAD(py_execute);
+    if (fn == NULL || FINALIZING())
+        return inner_execute(p);
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);          /* (a pending exception of the caller's) */
+    bool done = run_in_c(a);
+    PyErr_Restore(type, value, traceback);
+    if (done) {
+        PyGILState_Release(gil);
+        if (trace)
+            fprintf(stderr, "xlair pjrt: PJRT_LoadedExecutable_Execute (made in C)\n");
+        return NULL;
+    }
+    size_t n = a->num_devices == 1 && a->argument_lists != NULL ? a->num_args : 0;
+    bool outputs_given = a->num_devices == 1 && a->output_lists != NULL && a->output_lists[0] != NULL;
+    PyObject *handles = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; handles != NULL && i < n; i++) {
+        PyObject *h = PyLong_FromVoidPtr(a->argument_lists[0][i]);
+        if (h == NULL) {
+            Py_CLEAR(handles);
+            break;
+        }
+        PyTuple_SET_ITEM(handles, (Py_ssize_t)i, h);
+    }
+    PyObject *argv[5] = {PyLong_FromVoidPtr(a->executable), PyLong_FromVoidPtr(a->execute_device),
+                         PyLong_FromSize_t(a->num_devices), handles, PyBool_FromLong(outputs_given)};
+    PyObject *r = call_python(fn, argv, 5);
+    PJRT_Error *error = NULL;
+    bool forward = r == NULL;
+    if (r != NULL && PyList_CheckExact(r)) {
+        Py_ssize_t m = PyList_GET_SIZE(r);
+        for (Py_ssize_t i = 0; i < m; i++)      /* (Python checked the list is given) */
+            a->output_lists[0][i] = PyLong_AsVoidPtr(PyList_GET_ITEM(r, i));
+        if (a->device_complete_events != NULL)
+            a->device_complete_events[0] = &READY_EVENT;
+    } else if (r != NULL && PyLong_CheckExact(r)) {
+        error = PyLong_AsVoidPtr(r);
+    } else {
+        forward = true;
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(gil);
+    return forward ? inner_execute(p) : error;
+}
+
+/* Buffer_Destroy, made here as api._destroy_buffer makes it: the handle dropped from the
+   plugin's handles, and a deleted buffer's destroy counted.  Python's `_destroy_buffer`
+   makes it when this fails; a destroy never fails. */
+static PJRT_Error *buffer_destroy(void *p) {
+    buffer_destroy_args *a = p;
+    PyObject *fn = LOAD(py_destroy);
+    if (fn == NULL || FINALIZING())
+        return inner_buffer_destroy(p);
+    if (a->buffer == NULL)
+        return NULL;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *key = PyLong_FromVoidPtr(a->buffer);
+    PyObject *obj = key == NULL ? NULL : PyDict_GetItemWithError(py_live, key);
+    bool done = key != NULL && !PyErr_Occurred();
+    if (obj != NULL && (PyObject *)Py_TYPE(obj) == py_buffer_type) {
+        PyObject *array = PyObject_GetAttr(obj, str_array);
+        done = array != NULL;
+        if (array == Py_None)
+            __atomic_add_fetch(&deleted_buffers, -1, __ATOMIC_ACQ_REL);
+        Py_XDECREF(array);
+    }
+    if (done && obj != NULL)
+        done = PyDict_DelItem(py_live, key) == 0;
+    Py_XDECREF(key);
+    if (!done) {
+        PyErr_Clear();
+        PyObject *argv[1] = {PyLong_FromVoidPtr(a->buffer)};
+        Py_XDECREF(call_python(fn, argv, 1));
+    }
+    PyErr_Restore(type, value, traceback);
+    PyGILState_Release(gil);
+    return NULL;
+}
+
 /* The slots answered here, by the header's names; `inner` receives the inner table's entry. */
 static const struct {
     const char *name;
@@ -207,6 +458,8 @@ static const struct {
     {"PJRT_Memory_Kind", memory_kind, &inner_memory_kind},
     {"PJRT_Buffer_IsDeleted", buffer_is_deleted, &inner_buffer_is_deleted},
     {"PJRT_Buffer_ReadyEvent", buffer_ready_event, &inner_buffer_ready_event},
+    {"PJRT_LoadedExecutable_Execute", execute, &inner_execute},
+    {"PJRT_Buffer_Destroy", buffer_destroy, &inner_buffer_destroy},
 };
 
 /* ---- the interface shim.py uses -------------------------------------------------------- */
@@ -214,6 +467,34 @@ static const struct {
 int xlair_shim_abi(void) { return SHIM_ABI; }
 
 uint64_t xlair_shim_exe_magic(void) { return EXE_MAGIC; }
+
+/* The Python version (PY_VERSION_HEX) whose headers built this library. */
+unsigned long xlair_shim_python_version(void) { return PY_VERSION_HEX; }
+
+/* Python's functions for Execute and Buffer_Destroy, the handles' dict, the executable
+   and buffer types (above) and whether to trace; called once, with the GIL held (ctypes.PyDLL).  Returns 0, or -1
+   when already set or on failure. */
+int xlair_shim_set_python(PyObject *execute_fn, PyObject *destroy_fn, PyObject *live,
+                          PyObject *exe_type, PyObject *buffer_type, int trace_calls) {
+    if (py_execute != NULL || !PyDict_CheckExact(live) || !PyType_Check(exe_type) ||
+        !PyType_Check(buffer_type))
+        return -1;
+    str_for_c = PyUnicode_InternFromString("_for_c");
+    str_quick = PyUnicode_InternFromString("_quick");
+    str_array = PyUnicode_InternFromString("array");
+    if (str_for_c == NULL || str_quick == NULL || str_array == NULL)
+        return -1;
+    PyObject *keep[] = {execute_fn, destroy_fn, live, exe_type, buffer_type};
+    for (size_t i = 0; i < 5; i++)
+        Py_INCREF(keep[i]);
+    trace = trace_calls;
+    py_live = live;
+    py_exe_type = exe_type;
+    py_buffer_type = buffer_type;
+    STORE(py_destroy, destroy_fn);
+    STORE(py_execute, execute_fn);
+    return 0;
+}
 
 void *xlair_shim_ready_event(void) { return &READY_EVENT; }
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
+import sys
 
 from . import abi
 
 LIBRARY = pathlib.Path(__file__).with_name("libxlair_pjrt_shim.so")
 
 #: shim.c's SHIM_ABI: a library built from another version of shim.c is not used
-ABI = 1
+ABI = 2
 
 #: shim.c's EXE_MAGIC: the first field of an executable handle's record
 EXE_MAGIC = 0x786c616972657865
@@ -52,11 +53,18 @@ def load():
         REASON = f"{LIBRARY.name} is not built (make builds it with the C compiler)"
         return None
     try:
-        lib = ctypes.CDLL(str(LIBRARY))
+        # (PyDLL: its functions are called with the GIL held; set_python takes Python objects)
+        lib = ctypes.PyDLL(str(LIBRARY))
         lib.xlair_shim_abi.restype = ctypes.c_int
         lib.xlair_shim_exe_magic.restype = ctypes.c_uint64
         if lib.xlair_shim_abi() != ABI or lib.xlair_shim_exe_magic() != EXE_MAGIC:
             REASON = f"{LIBRARY.name} was built from another version of shim.c (run make)"
+            return None
+        lib.xlair_shim_python_version.restype = ctypes.c_ulong
+        built = lib.xlair_shim_python_version() >> 16
+        if built != sys.hexversion >> 16:
+            REASON = (f"{LIBRARY.name} was built for Python {built >> 8}.{built & 0xff}, not this "
+                      f"{sys.version_info[0]}.{sys.version_info[1]} (run make)")
             return None
     except (OSError, AttributeError) as e:
         REASON = f"{LIBRARY.name} could not be loaded: {e}"
@@ -68,6 +76,8 @@ def load():
     lib.xlair_shim_set_device.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
     lib.xlair_shim_buffers_deleted.restype = None
     lib.xlair_shim_buffers_deleted.argtypes = [ctypes.c_long]
+    lib.xlair_shim_set_python.restype = ctypes.c_int
+    lib.xlair_shim_set_python.argtypes = [ctypes.py_object] * 5 + [ctypes.c_int]
     _lib = lib
     return lib
 
