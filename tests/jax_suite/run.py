@@ -233,6 +233,18 @@ def report(recs: list[dict], args, files: list[str], started: str, top: int) -> 
     return "\n".join(L) + "\n"
 
 
+def merged(recs: dict, earlier: dict, files: list[str]) -> list[dict]:
+    """This run's records and the earlier run's for the files not run now, the op-set files first."""
+    order = [f for f in OP_SET_FILES if f in earlier or f in recs] + \
+        [f for f in list(earlier) + files if f not in OP_SET_FILES]
+    return [recs.get(f) or earlier[f] for f in dict.fromkeys(order) if f in recs or f in earlier]
+
+
+def write_json(path: str, recs: list[dict]) -> None:
+    pathlib.Path(path).write_text(json.dumps(
+        [{**r, "causes": dict(r["causes"]), "skips": dict(r["skips"])} for r in recs], indent=1))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", nargs="+", help="test files by name (nn_test or nn_test.py); default: the op-set fifteen")
@@ -254,7 +266,7 @@ def main(argv=None) -> int:
         print(f"run.py: no JAX test folder {TESTS_DIR} (set XLAIR_JAX_TESTS_DIR)", file=sys.stderr)
         return 2
     files = select(args)
-    out_dir = pathlib.Path(args.logs)
+    out_dir = pathlib.Path(args.logs).resolve()     # (the children run in the tests folder)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     earlier = {}
@@ -271,16 +283,15 @@ def main(argv=None) -> int:
             print(f"{f}: {r['passed']} passed, {r['failed'] + r['errors']} failed, {r['skipped']} skipped, "
                   f"{r['hung']} hung, crashed: {r['crashed'] or 'no'} ({r['seconds']} s)", flush=True)
             recs[f] = r
-    order = [f for f in OP_SET_FILES if f in earlier or f in recs] + \
-        [f for f in list(earlier) + files if f not in OP_SET_FILES]
-    recs = [recs.get(f) or earlier[f] for f in dict.fromkeys(order)]
+            if args.json:  # after each file: a run cut short is resumed with --reuse and the files left
+                write_json(args.json, merged(recs, earlier, files))
+    recs = merged(recs, earlier, files)
     files = [r["file"] for r in recs]
     out = pathlib.Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report(recs, args, files, started, args.top))
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(
-            [{**r, "causes": dict(r["causes"]), "skips": dict(r["skips"])} for r in recs], indent=1))
+        write_json(args.json, recs)
     print(f"wrote {out}")
     return 0
 
