@@ -163,8 +163,13 @@ def elementwise_while(lw):
             final.append(reshape(whole, list(dims)))
         else:
             r = next(results)
-            final.append(tensor.from_elements(ir.RankedTensorType.get([], ir.RankedTensorType(r.type).element_type),
-                                              [tensor.extract(r, [index(0)])]))
+            et = ir.RankedTensorType(r.type).element_type
+            # a scalar the host may hold (host_scalars.py); a boolean's tensor<1xi1> reshaped
+            # instead: IREE stores i1 tensors as i8 and left the from_elements of an i1 as it
+            # was ("'tensor.from_elements' op failed to verify that operand types match result
+            # element type": test_iree_from_elements_of_a_boolean_loop_result)
+            final.append(reshape(r, []) if et == ir.IntegerType.get_signless(1) else
+                         tensor.from_elements(ir.RankedTensorType.get([], et), [tensor.extract(r, [index(0)])]))
     return from_builtin_leaves(final, state)
 
 

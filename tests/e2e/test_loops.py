@@ -100,6 +100,25 @@ def test_pred_state_and_select():
     _check(comp, np.array([True, False] * 4), np.arange(8, dtype=np.float32))
 
 
+def test_iree_from_elements_of_a_boolean_loop_result():
+    """A scalar PRED in the state of a per-element loop (JAX's scan carrying a float0
+    tangent: custom_api_test's test_float0_initial_style, checkify's discharged while): the
+    result read back as tensor.from_elements of an i1 failed in IREE ("'tensor.from_elements'
+    op failed to verify that operand types match result element type": it stores i1 tensors as
+    i8 and left that op's operand an i1)."""
+    st = Shape.tuple([Shape(S32, ()), Shape(F32, ()), Shape(PRED, ())])
+    def cond(b, s):
+        return O.lt(O.get_tuple_element(s, 0), O.constant(b, np.int32(3)))
+    def body(b, s):
+        i, x, p = (O.get_tuple_element(s, k) for k in range(3))
+        return O.tuple(b, [O.add(i, O.constant(b, np.int32(1))), O.add(x, x), O.not_(p)])
+    comp = _loop(st, cond, body, lambda b, x, p: O.tuple(b, [O.constant(b, np.int32(0)), x, p]),
+                 params=(Shape(F32, ()), Shape(PRED, ())))
+    assert _per_element(comp)
+    _check(comp, np.float32(1.5), np.bool_(True))
+    _check(comp, np.float32(-2), np.bool_(False))
+
+
 def test_not_elementwise_loops_keep_the_host_loop():
     """A non-splat constant, a reduction in the body, two array shapes and a large array each
     keep the portable lowering (and still give the right answer)."""
