@@ -343,6 +343,36 @@ def test_sort_with_a_comparator_of_two_operands():
     np.testing.assert_array_equal(vs, [4, 2, 0, 1, 3])
 
 
+APPROX_TOP_K = """
+  func.func private @gt(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {
+    %0 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    return %0 : tensor<i1> }
+  func.func @main(%x: tensor<3x6xf32>) -> (tensor<3xKKxf32>, tensor<3xKKxi32>) {
+    %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %m1 = stablehlo.constant dense<-1> : tensor<i32>
+    %i = stablehlo.iota dim = 1 : tensor<3x6xi32>
+    %0:2 = stablehlo.custom_call @ApproxTopK(%x, %i, %ninf, %m1) {called_computations = [@gt],
+      mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.95 : f32,
+                             reduction_dim = DIM : i64, reduction_input_size_override = -1 : i64, top_k = 2 : i64}}
+      : (tensor<3x6xf32>, tensor<3x6xi32>, tensor<f32>, tensor<i32>) -> (tensor<3xKKxf32>, tensor<3xKKxi32>)
+    return %0#0, %0#1 : tensor<3xKKxf32>, tensor<3xKKxi32> }"""
+
+
+def test_approx_top_k_is_the_exact_top_k():
+    """JAX's approx_max_k / approx_min_k (XLA's ApproxTopK custom call, its comparator a called
+    computation): the exact answer, which every recall target admits: JAX's ann_test."""
+    x = np.array([[3, 1, 4, 1, 5, 9], [2, 6, 5, 3, 5, 8], [9, 7, 9, 3, 2, 3]], np.float32)
+    for k in (2, 4):        # top_k, or a partial reduction's larger output (sorted: still exact)
+        vals, idx = run(APPROX_TOP_K.replace("KK", str(k)).replace("DIM", "1"), x)
+        order = np.argsort(-x, axis=1, kind="stable")[:, :k]
+        np.testing.assert_array_equal(idx, order)
+        np.testing.assert_array_equal(vals, np.take_along_axis(x, order, 1))
+    with pytest.raises(Unsupported, match=r"ApproxTopK\) reduction_dim must be in \[0, 2\); got 2"):
+        from_stablehlo(APPROX_TOP_K.replace("KK", "2").replace("DIM", "2"))
+    with pytest.raises(Unsupported, match=r"reduction dimension must be in \[top_k, 6\] = \[2, 6\]; got 1"):
+        from_stablehlo(APPROX_TOP_K.replace("KK", "1").replace("DIM", "1"))
+
+
 def test_chlo_ops_are_decomposed_first():
     text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
       %0 = chlo.erf %a : tensor<3xf32> -> tensor<3xf32>

@@ -110,6 +110,8 @@ def _custom_call_lacks(op):
         return (f"has api_version {api} ({_CUSTOM_CALL_APIS.get(api, 'unknown')}); xlair's CustomCall calls "
                 "its targets with the original convention void f(void* out, void** in) (api_version 1), "
                 "which passes no status, backend_config or typed FFI buffers")
+    if target == APPROX_TOP_K:
+        return _approx_top_k_lacks(op)
     if "called_computations" in op.attributes and len(ir.ArrayAttr(op.attributes["called_computations"])):
         return "has called_computations; XLA's CustomCall(target_name, args, shape) takes none"
     if not builtin and "output_operand_aliases" in op.attributes and \
@@ -143,16 +145,22 @@ def _attr_value(a: ir.Attribute):
     raise Unsupported(f"custom_call backend attribute {a} is not a bool, integer, float or string")
 
 
-def _opaque(op) -> str:
-    """XLA's backend_config string, or (typed FFI) the attributes of mhlo.backend_config and the
-    number of batch dimensions as a JSON object: the xla.custom_call's `opaque`."""
-    text = _str(op, "backend_config") if "backend_config" in op.attributes and \
-        isinstance(op.attributes["backend_config"], ir.StringAttr) else ""
+def _config(op) -> dict:
+    """The attributes of a typed-FFI call's mhlo.backend_config / backend_config dictionary."""
     cfg = {}
     for name in ("mhlo.backend_config", "backend_config"):
         if name in op.attributes and isinstance(op.attributes[name], ir.DictAttr):
             d = ir.DictAttr(op.attributes[name])
             cfg.update({d[i].name: _attr_value(d[i].attr) for i in range(len(d))})
+    return cfg
+
+
+def _opaque(op) -> str:
+    """XLA's backend_config string, or (typed FFI) the attributes of mhlo.backend_config and the
+    number of batch dimensions as a JSON object: the xla.custom_call's `opaque`."""
+    text = _str(op, "backend_config") if "backend_config" in op.attributes and \
+        isinstance(op.attributes["backend_config"], ir.StringAttr) else ""
+    cfg = _config(op)
     batch = _num_batch_dims(op)
     if batch is not None:
         cfg["num_batch_dims"] = batch
@@ -161,8 +169,58 @@ def _opaque(op) -> str:
     return json.dumps(cfg, sort_keys=True) if cfg else text
 
 
+#: XLA's ApproxTopK, as JAX's approx_max_k / approx_min_k lower it (a custom call with the
+#: comparator as its called computation) for backends without a TPU-style partial reduction
+APPROX_TOP_K = "ApproxTopK"
+
+
+
+
+def _approx_top_k_lacks(op):
+    n, cfg = len(op.operands) // 2, _config(op)
+    comps = ir.ArrayAttr(op.attributes["called_computations"]) if "called_computations" in op.attributes else []
+    if len(op.operands) % 2 or n < 1 or len(op.results) != n:
+        return f"({APPROX_TOP_K}) takes operands and as many init values, and returns one result per operand; " \
+               f"got {len(op.operands)} operands and {len(op.results)} results"
+    if len(comps) != 1:
+        return f"({APPROX_TOP_K}) needs one comparator in called_computations; got {len(comps)}"
+    for key in ("top_k", "reduction_dim"):
+        if type(cfg.get(key)) is not int:
+            return f"({APPROX_TOP_K}) needs the integer {key} in mhlo.backend_config; got {cfg.get(key)!r}"
+    rank = ir.RankedTensorType(op.operands[0].type).rank
+    dim = cfg["reduction_dim"]
+    if not 0 <= dim < rank:
+        return f"({APPROX_TOP_K}) reduction_dim must be in [0, {rank}); got {dim}"
+    size = ir.RankedTensorType(op.operands[0].type).shape[dim]
+    out = ir.RankedTensorType(op.results[0].type).shape[dim]
+    if not cfg["top_k"] <= out <= size:
+        return f"({APPROX_TOP_K}) the results' reduction dimension must be in [top_k, {size}] = " \
+               f"[{cfg['top_k']}, {size}]; got {out}"
+    return None
+
+
+def _approx_top_k(s, op) -> list:
+    """ApproxTopK as its exact answer, which every recall_target admits: the operands sorted
+    (stably) by the comparator along reduction_dim, each sliced to the results' size there
+    (top_k when aggregate_to_topk; the init values pad a partial reduction XLA does not
+    make here).  XLA's CPU and GPU fallback (is_fallback) compute the same sort and slice."""
+    n, cfg = len(op.operands) // 2, _config(op)
+    comp = s.importer.function(ir.FlatSymbolRefAttr(ir.ArrayAttr(op.attributes["called_computations"])[0]).value)
+    dim = cfg["reduction_dim"]
+    r = s.unpack(s.emit("sort", operands=[s.get(v) for v in op.operands[:n]], comparator=comp, dimension=dim,
+                        is_stable=True), n)
+    out = []
+    for x, res in zip(r, op.results):
+        limit = list(ir.RankedTensorType(res.type).shape)
+        out.append(s.emit("slice", operand=x, start_indices=[0] * len(limit), limit_indices=limit,
+                          strides=[1] * len(limit)))
+    return out
+
+
 @converter("stablehlo.custom_call")
 def _c_custom_call(s, op):
+    if _str(op, "call_target_name") == APPROX_TOP_K:
+        return _approx_top_k(s, op)
     # has_side_effect: xlair keeps every custom call and runs them in program order either way;
     # backend_config (or a typed-FFI call's attributes) becomes the op's opaque string, which
     # the built-in targets (xlair.lapack) and Python targets that take `opaque` read
