@@ -403,6 +403,14 @@ def put(client):
     call("PJRT_Event_Destroy", event=a.done_with_host_buffer)
     return a.buffer
 
+def compile_program(client, text):
+    code = text.encode()
+    prog = abi.Program(struct_size=ctypes.sizeof(abi.Program), code=ctypes.cast(ctypes.c_char_p(code), ctypes.c_void_p),
+                       code_size=len(code), format=ctypes.cast(ctypes.c_char_p(b"mlir"), ctypes.c_void_p), format_size=4)
+    a, err = call("PJRT_Client_Compile", client=client, program=ctypes.addressof(prog))
+    assert err is None, message(err)
+    return a.executable
+
 fired = []
 on_ready = abi.ON_READY(lambda err, arg: fired.append((err, arg)))
 callback = ctypes.cast(on_ready, ctypes.c_void_p).value
@@ -468,12 +476,7 @@ EXECUTE_CALLS = TABLE_CALLS.split("c1 = new_client()")[0] + """
 import jax
 text = jax.jit(lambda x, y: x * y + 1).lower(host, host).as_text()
 c = new_client()
-code = text.encode()
-prog = abi.Program(struct_size=ctypes.sizeof(abi.Program), code=ctypes.cast(ctypes.c_char_p(code), ctypes.c_void_p),
-                   code_size=len(code), format=ctypes.cast(ctypes.c_char_p(b"mlir"), ctypes.c_void_p), format_size=4)
-a, err = call("PJRT_Client_Compile", client=c, program=ctypes.addressof(prog))
-assert err is None, message(err)
-exe = a.executable
+exe = compile_program(c, text)
 x, y = put(c), put(c)
 
 def execute(handles, num_devices=1, outputs=1):
@@ -509,6 +512,55 @@ r, = execute([x, x])
 assert np.array_equal(api._live[r].host_view(), host * host + 1)
 print(kind, "OK")
 """
+
+
+TOKEN_CALLS = EXECUTE_CALLS.split("import jax")[0] + """
+# JAX's ordered effects: main takes and returns `!stablehlo.token`; JAX passes a bool[0]
+# buffer for it (dispatch.RuntimeTokenSet) and keeps the one it gets back
+text = (
+    "module @jit_f { func.func public @main(%arg0: !stablehlo.token, %arg1: tensor<4xf32>) -> "
+    "(!stablehlo.token, tensor<4xf32>) { %0 = stablehlo.add %arg1, %arg1 : tensor<4xf32>\\n"
+    "%1 = stablehlo.after_all %arg0 : !stablehlo.token\\n"
+    "return %1, %0 : !stablehlo.token, tensor<4xf32> } }")
+c = new_client()
+exe = compile_program(c, text)
+t = call("PJRT_Executable_OutputElementTypes", executable=exe)[0]
+def ints(address, n, kind):
+    return list(ctypes.cast(address, ctypes.POINTER(kind))[:n])
+assert ints(t.output_types, t.num_output_types, ctypes.c_int) == [abi.BUFFER_TYPES["bool"], abi.BUFFER_TYPES["float32"]]
+d = call("PJRT_Executable_OutputDimensions", executable=exe)[0]
+assert ints(d.dim_sizes, d.num_outputs, ctypes.c_size_t) == [1, 1] and ints(d.dims, 2, ctypes.c_int64) == [0, 4]
+empty = np.zeros(0, np.bool_)
+zero = (ctypes.c_int64 * 1)(0)
+a, err = call("PJRT_Client_BufferFromHostBuffer", client=c, data=empty.ctypes.data, dims=ctypes.addressof(zero),
+              num_dims=1, type=abi.BUFFER_TYPES["bool"])
+assert err is None, message(err)
+args = (ctypes.c_void_p * 2)(a.buffer, put(c))
+arg_lists = (ctypes.c_void_p * 1)(ctypes.addressof(args))
+outs = (ctypes.c_void_p * 2)()
+out_lists = (ctypes.c_void_p * 1)(ctypes.addressof(outs))
+a, err = call("PJRT_LoadedExecutable_Execute", executable=exe, argument_lists=ctypes.addressof(arg_lists),
+              num_devices=1, num_args=2, output_lists=ctypes.addressof(out_lists))
+assert err is None, message(err)
+tok, val = api._live[outs[0]], api._live[outs[1]]
+assert tok.dims == (0,) and tok.dtype == np.bool_
+assert np.array_equal(val.host_view(), host + host)
+print(kind, "OK")
+"""
+
+
+@pytest.mark.parametrize("table", ["shim", "ctypes"])
+def test_ordered_effects_tokens_in_and_out(table):
+    """A program taking and returning a token (JAX's ordered effects: jaxpr_effects_test): the
+    token's buffer a bool[0], as JAX's runtime tokens are, in and out; the values right."""
+    from xlair.pjrt import shim
+    if table == "shim" and not shim.LIBRARY.is_file():
+        pytest.skip("the shim is not built (test_shim_in_use_after_the_set_up says whether it should be)")
+    env = {**_no_shim_env(), "JAX_PLATFORMS": "cpu"}
+    if table == "ctypes":
+        env["XLAIR_PJRT_SHIM"] = "0"
+    p = subprocess.run([sys.executable, "-c", TOKEN_CALLS], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == f"{table} OK", (p.returncode, p.stdout, p.stderr[-4000:])
 
 
 @pytest.mark.parametrize("table", ["shim", "ctypes"])

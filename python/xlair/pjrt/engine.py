@@ -14,6 +14,7 @@ import re
 import numpy as np
 
 from xlair.dialect.checks import XlaError
+from xlair.dialect.types import PRED, Shape
 
 from ..arrays import Array
 from ..device import layout, mapped
@@ -120,6 +121,8 @@ def buffer_from_host(host: np.ndarray, device: Device) -> Buffer:
 
 
 _MODULE_NAME = re.compile(r"module @([\w.$-]+)")
+#: what the plugin says a token result is (JAX's runtime tokens are bool[0] arrays)
+TOKEN_BUFFER = Shape(PRED, (0,))
 
 
 class Executable:
@@ -137,11 +140,16 @@ class Executable:
         m = _MODULE_NAME.search(text)
         self.name = m.group(1) if m else "main"
         self.exe = compile_text(text, self.name, "cpu", None, {})
-        self.outputs = [s for s in self.exe.result_shape.leaves()]
-        if any(s.is_token or s.is_tuple for s in self.outputs) or any(
-                p.is_tuple or p.is_token for p in self.exe.parameter_shapes):
-            raise PjrtError(12, f"{self.name}: tokens and tuples as parameters or results are not "
-                                "supported by the xlair PJRT plugin yet")
+        leaves = list(self.exe.result_shape.leaves())
+        if any(s.is_tuple for s in leaves) or any(p.is_tuple for p in self.exe.parameter_shapes):
+            raise PjrtError(12, f"{self.name}: tuples as parameters or results are not supported by the "
+                                "xlair PJRT plugin")
+        # tokens (JAX's ordered effects: `!stablehlo.token` parameters and results of main):
+        # JAX passes a bool[0] buffer for each and takes one back; the program gets the
+        # runtime's token value (values.check_arg)
+        self._tokens_in = frozenset(i for i, s in enumerate(self.exe._leaves_in) if s.is_token)
+        self._tokens_out = frozenset(i for i, s in enumerate(leaves) if s.is_token)
+        self.outputs = [TOKEN_BUFFER if s.is_token else s for s in leaves]
         if self.exe.replicas != 1:
             raise PjrtError(12, f"{self.name}: {self.exe.replicas} replicas; the xlair PJRT plugin "
                                 "runs one replica on one device")
@@ -163,7 +171,11 @@ class Executable:
             raise PjrtError(9, f"executable {self.name} was deleted")
         if len(arrays) != self._n_params:
             raise PjrtError(3, f"executable {self.name} takes {self._n_params} arguments; got {len(arrays)}")
-        return [Buffer(o, device) for o in self.exe.call_leaves(arrays)]
+        if not (self._tokens_in or self._tokens_out):
+            return [Buffer(o, device) for o in self.exe.call_leaves(arrays)]
+        outs = self.exe.call_leaves([np.zeros((), np.bool_) if i in self._tokens_in else a
+                                     for i, a in enumerate(arrays)])
+        return [Buffer(np.zeros(0, np.bool_) if i in self._tokens_out else o, device) for i, o in enumerate(outs)]
 
 
 def deserialize(code: bytes, fmt: str) -> str:
