@@ -375,15 +375,23 @@ def _element_type(v: ir.Value) -> str:
     return str(ir.RankedTensorType(v.type).element_type)
 
 
+#: the buffers a device loop's dispatch leaves for what IREE binds beside its reads and
+#: results (a constant it made a buffer of: _pack_results)
+BINDING_SLACK = 2
+
+
 def _bindings(loop: ir.Operation) -> int:
     """The buffers the loop's dispatch would bind, at most: the tensors it reads from outside
     and its results; over the target's max_bindings, the reads are packed into one buffer per
-    element type (_pack_reads).  (More than the CPU's 32 failed when the module was loaded:
-    "binding count 33 > 32; while invoking native function hal.command_buffer.dispatch".)"""
-    reads = _reads(loop)
-    if len(reads) + len(loop.results) <= options().desc.max_bindings:
-        return len(reads) + len(loop.results)
-    return len({_element_type(v) for v in reads}) + len(loop.results)
+    element type (_pack_reads), and in the dispatch form the results too (_pack_results).
+    (More than the CPU's 32 failed when the module was loaded: "binding count 33 > 32; while
+    invoking native function hal.command_buffer.dispatch".)"""
+    reads, results = _reads(loop), list(loop.results)
+    if len(reads) + len(results) <= options().desc.max_bindings - BINDING_SLACK:
+        return len(reads) + len(results)
+    packed = len({_element_type(v) for v in reads})
+    return packed + (len(results) if _form() == "thread" else len({_element_type(v) for v in results})) \
+        + BINDING_SLACK
 
 
 def _pack_reads(region: ir.Operation) -> None:
@@ -819,16 +827,7 @@ def _dispatch(loop: ir.Operation, in_place: list[int]) -> ir.Operation:
     the loop a copy of it on the stack (the ten 10 KB stacked residuals of a GRU scan: 108 KB,
     over the 32 KB limit); made in the region, the loop's result is the dispatch's output
     buffer, written in place."""
-    types = [r.type for r in loop.results]
-    with ir.InsertionPoint(loop), loop.location:
-        region = ir.Operation.create("flow.dispatch.region", results=types, operands=[],
-                                     attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])},
-                                     regions=2)
-    for r, v in zip(loop.results, region.results):
-        r.replace_all_uses_with(v)
-    block = region.regions[0].blocks.append()
-    with ir.InsertionPoint(block), loop.location:
-        ret = ir.Operation.create("flow.return", operands=list(loop.results))
+    region, ret = _new_region(loop, list(loop.results), replaced=True)
     loop.move_before(ret)
     first = 2 if loop.name == "scf.for" else 0      # scf.for's operands: bounds, step, then state
     for k in in_place:
@@ -841,6 +840,63 @@ def _dispatch(loop: ir.Operation, in_place: list[int]) -> ir.Operation:
             with ir.InsertionPoint(loop), loop.location:
                 loop.operands[k] = empty(v.type)
     return region
+
+
+def _new_region(before: ir.Operation, values: list[ir.Value], replaced: bool = False) -> tuple[ir.Operation, ir.Operation]:
+    """(a flow.dispatch.region before `before` returning `values`, its flow.return): the ops
+    that make them are then moved in before the return.  `replaced`: the uses of `values`
+    read the region's results instead (before the return is made, which reads them)."""
+    with ir.InsertionPoint(before), before.location:
+        region = ir.Operation.create("flow.dispatch.region", results=[v.type for v in values], operands=[],
+                                     attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])},
+                                     regions=2)
+    if replaced:
+        for v, r in zip(values, region.results):
+            v.replace_all_uses_with(r)
+    with ir.InsertionPoint(region.regions[0].blocks.append()), before.location:
+        ret = ir.Operation.create("flow.return", operands=values)
+    return region, ret
+
+
+def _pack_results(region: ir.Operation) -> None:
+    """A dispatch region whose results and reads (packed: _pack_reads) would bind more buffers
+    than the target takes, less BINDING_SLACK, returns one buffer per element type instead:
+    its results flattened and laid end to end at its end, sliced and reshaped back after it.
+    (JAX's jet of a logistic, 31 results of a tiny block: its dispatch bound 33 on the CPU's
+    32, one of them a constant IREE bound itself: "IREE formed dispatches binding more buffers
+    than cpu takes".)"""
+    results = list(region.results)
+    if len(_reads(region)) + len(results) <= options().desc.max_bindings - BINDING_SLACK:
+        return
+    block = region.regions[0].blocks[0]
+    ret = list(block.operations)[-1].operation
+    values = list(ret.operands)
+    groups: dict[str, list[int]] = {}
+    for k, v in enumerate(values):
+        groups.setdefault(_element_type(v), []).append(k)
+    returned, where = [], {}            # where: result k -> (returned value, offset or None)
+    with ir.InsertionPoint(ret), region.location:
+        for ks in groups.values():
+            if len(ks) == 1:
+                where[ks[0]] = (len(returned), None)
+                returned.append(values[ks[0]])
+                continue
+            sizes = [_elements(values[k].type) for k in ks]
+            packed = empty(ir.RankedTensorType.get([sum(sizes)], ir.RankedTensorType(values[ks[0]].type).element_type))
+            for k, n, offset in zip(ks, sizes, _offsets(sizes)):
+                packed = insert_slice(reshape(values[k], [n]), packed, [offset])
+                where[k] = (len(returned), offset)
+            returned.append(packed)
+    new, new_ret = _new_region(region, returned)
+    for o in list(block.operations)[:-1]:
+        o.operation.move_before(new_ret)
+    with ir.InsertionPoint(region), region.location:
+        for k, r in enumerate(results):
+            i, offset = where[k]
+            shape = list(ir.RankedTensorType(r.type).shape)
+            r.replace_all_uses_with(new.results[i] if offset is None else
+                                    reshape(extract_slice(new.results[i], [offset], [_product(shape)]), shape))
+    region.erase()
 
 
 def _i8(t: ir.Type) -> ir.Type | None:
@@ -1068,7 +1124,12 @@ def _move(loop: ir.Operation) -> None:
     _own_state(loop, True)
     _squeeze_units(loop)
     _widen_i1(loop)
-    _pack_reads(_thread(loop) if thread else _dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)]))
+    if thread:
+        _pack_reads(_thread(loop))
+        return
+    region = _dispatch(loop, [a.arg_number for a in kept if is_tensor(a.type)])
+    _pack_reads(region)
+    _pack_results(region)
 
 
 def _form() -> str | None:

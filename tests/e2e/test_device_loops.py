@@ -246,6 +246,23 @@ def test_binding_count_35_over_32_loop_with_many_arrays(iree_takes_it):
     _same(f, *xs)
 
 
+def test_iree_formed_dispatches_binding_more_buffers_than_cpu_takes_many_results(iree_takes_it):
+    """A small program with 40 results (JAX's jet of a logistic has 31): run as one dispatch
+    (_device_block), its results bound a buffer each, 33 and more on the CPU's 32, and
+    xlair.compile refused the artifact ("IREE formed dispatches binding more buffers than cpu
+    takes (32): main_dispatch_0 binds 33").  The results now leave the dispatch in one buffer
+    per element type (_pack_results), sliced after it."""
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    scales = [np.float32(k / 7) for k in range(40)]
+
+    def f(x, *scales):
+        t = jnp.tanh(x)
+        return [t * s + s * s for s in scales]
+    [region] = _regions(f, x, *scales)
+    assert re.search(r"flow\.return %\w+ : tensor<240xf32>", region), region[-300:]
+    _same(f, x, *scales)
+
+
 def test_small_program_runs_as_one_dispatch(iree_takes_it):
     """A small straight-line program of many ops (lax.associative_scan over 33 elements: 71
     slices, 52 insert_slices, 55 element-wise ops; IREE made 45 dispatches of them) runs as
