@@ -312,14 +312,24 @@ def _made_bytes(op: ir.Operation) -> int:
                for r in o.results if is_tensor(r.type))
 
 
+def _do_while(loop: ir.Operation) -> bool:
+    """Whether an scf.while has the do-while form of lower_while, which the moves here assume
+    (_copied_state): its "after" region passes the state on as it is, and its condition
+    forwards as many values as the state has.  (A loop of another form, its condition
+    forwarding one value fewer, failed with an IndexError in _own_state: JAX's
+    scipy.sparse.linalg.cg in lax_scipy_sparse_test.)"""
+    after = loop.regions[1].blocks[0]
+    ops = [o.operation for o in after.operations]
+    before = loop.regions[0].blocks[0]
+    condition = list(before.operations)[-1].operation
+    return len(ops) == 1 and list(ops[0].operands) == list(after.arguments) and \
+        len(condition.operands) == len(before.arguments) + 1
+
+
 def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | None = None,
                max_work: int = MAX_WORK) -> bool:
-    if loop.name == "scf.while":             # the do-while form of lower_while: the "after"
-        after = loop.regions[1].blocks[0]     # region passes the state on as it is
-        ops = [o.operation for o in after.operations]
-        if len(ops) != 1 or list(ops[0].operands) != list(after.arguments):
-            return False
-    elif loop.name != "scf.for":
+    if loop.name not in ("scf.while", "scf.for") or \
+            not all(_do_while(o) for o in [loop] + _nested(loop) if o.name == "scf.while"):
         return False
     state = list(loop.results)
     if not state or not all(is_tensor(v.type) and _static(v.type) for v in state):

@@ -1,6 +1,7 @@
 """Loops with small tensors run on the CPU as one dispatch (lowering/device_loops.py): JAX
 programs whose fori_loop bodies hold each op kind the rewrite turns into scalar loops, against
 jax.jit, and which loops take that road."""
+import pathlib
 import re
 
 import numpy as np
@@ -263,6 +264,20 @@ def test_iree_formed_dispatches_binding_more_buffers_than_cpu_takes_many_results
     _same(f, x, *scales)
 
 
+def test_while_of_another_form_index_out_of_range_in_own_state():
+    """The While JAX compiles for jax.scipy.sparse.linalg.bicgstab on a scalar (eager, as
+    lax_scipy_sparse_test's test_cg_weak_types runs it; data/bicgstab_while.mlir): lowered, a
+    While of it reached the device-loop moves in a form whose condition forwards one value
+    fewer than its state, and lowering failed with "IndexError: index out of range"
+    (_own_state).  Such a loop now keeps its block off the device (_do_while); the results are
+    the reference interpreter's."""
+    comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "bicgstab_while.mlir").read_text())
+    args = [np.float32(1e-6)] + [np.float32(v) for v in (1, 0.5, 1, 1, 1, 1, 1, 0.5, 1)] + [np.int32(0)]
+    got = xla.compile(comp, target="cpu", cache=False)(*args)
+    for g, w in zip(got, xla.interpret(comp, *args)):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_small_program_runs_as_one_dispatch(iree_takes_it):
     """A small straight-line program of many ops (lax.associative_scan over 33 elements: 71
     slices, 52 insert_slices, 55 element-wise ops; IREE made 45 dispatches of them) runs as
@@ -348,7 +363,6 @@ def test_merged_dispatch_results_exceeds_backing_buffer_byte_length_falls_back()
     "buffer view byte length 20 exceeds backing buffer byte length 16".  The executable then
     rebuilds itself with its loops on the host (runtime.Executable._fall_back); its results
     are the reference interpreter's."""
-    import pathlib
     from xlair.interpreter import interpret
     comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "scan_linearize_unroll2.mlir").read_text())
     rng = np.random.default_rng(0)
