@@ -373,6 +373,17 @@ def test_approx_top_k_is_the_exact_top_k():
         from_stablehlo(APPROX_TOP_K.replace("KK", "1").replace("DIM", "1"))
 
 
+def test_memory_placement_annotation_is_the_value():
+    """JAX's annotate_device_placement custom call (jax.memory, compute_on: memories_test): the
+    value as it is on xlair's one memory."""
+    text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = stablehlo.custom_call @annotate_device_placement(%a) {has_side_effect = true,
+        mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<3xf32>) -> tensor<3xf32>
+      %1 = stablehlo.multiply %0, %0 : tensor<3xf32>
+      return %1 : tensor<3xf32> }"""
+    np.testing.assert_array_equal(run(text, np.array([1, 2, 3], np.float32)), [1, 4, 9])
+
+
 def test_chlo_ops_are_decomposed_first():
     text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
       %0 = chlo.erf %a : tensor<3xf32> -> tensor<3xf32>

@@ -217,10 +217,19 @@ def _approx_top_k(s, op) -> list:
     return out
 
 
+#: JAX's annotation of the memory a value lives in (jax.memory / compute_on: "device",
+#: "pinned_host"): xlair's one device has one memory, so the value as it is
+ANNOTATIONS = ("annotate_device_placement",)
+
+
 @converter("stablehlo.custom_call")
 def _c_custom_call(s, op):
-    if _str(op, "call_target_name") == APPROX_TOP_K:
+    target = _str(op, "call_target_name")
+    if target == APPROX_TOP_K:
         return _approx_top_k(s, op)
+    if target in ANNOTATIONS and len(op.operands) == len(op.results) and \
+            all(a.type == r.type for a, r in zip(op.operands, op.results)):
+        return [s.get(v) for v in op.operands]
     # has_side_effect: xlair keeps every custom call and runs them in program order either way;
     # backend_config (or a typed-FFI call's attributes) becomes the op's opaque string, which
     # the built-in targets (xlair.lapack) and Python targets that take `opaque` read
