@@ -552,7 +552,31 @@ def _fused(op: ir.Operation) -> bool:
         if umaps is None or k >= len(user.operands) - len(user.results) or not umaps[k].is_permutation:
             return False
     out = _maps(op)[-1]
-    return list(out.results) == [ir.AffineDimExpr.get(d) for d in range(out.n_dims)] and _body_ok(op)
+    return list(out.results) == [ir.AffineDimExpr.get(d) for d in range(out.n_dims)] and _body_ok(op) and \
+        _chain_below(op) < MAX_FUSED_CHAIN
+
+
+#: the longest chain of element-wise ops computed inside one reader (_fused): _element recurses
+#: once a link (a sum of 500 arguments, pmap_test's testManyArgs, made a chain of 500 and
+#: lowering failed with "RecursionError: maximum recursion depth exceeded"); past it, an op is
+#: computed into a tensor of its own and the chain starts again
+MAX_FUSED_CHAIN = 64
+
+
+def _chain_below(op: ir.Operation) -> int:
+    """How many levels of single-use element-wise producers of the same block feed `op` (at
+    most MAX_FUSED_CHAIN): a bound on the chain _fused would put inside op's reader."""
+    level, depth = [op], 0
+    while level and depth < MAX_FUSED_CHAIN:
+        nxt = []
+        for o in level:
+            for v in o.operands:
+                d = defining_op(v)
+                if d is not None and d.parent == op.parent and element_wise(d) and \
+                        len(list(d.results[0].uses)) == 1 and not any(d == x for x in nxt):
+                    nxt.append(d)
+        level, depth = nxt, depth + (1 if nxt else 0)
+    return depth
 
 
 def _generic(op) -> list[ir.Value]:

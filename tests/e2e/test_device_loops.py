@@ -278,6 +278,14 @@ def test_while_of_another_form_index_out_of_range_in_own_state():
         np.testing.assert_array_equal(g, w)
 
 
+def test_recursion_error_chain_of_500_element_wise_ops():
+    """A sum of 500 small arguments (pmap_test's testManyArgs): the chain of 500 additions was
+    computed inside one scalar loop, one recursion per link, and lowering failed with
+    "RecursionError: maximum recursion depth exceeded".  Chains are cut at MAX_FUSED_CHAIN."""
+    xs = [np.full(2, k, np.float32) for k in range(500)]
+    _same(lambda *xs: sum(xs), *xs)
+
+
 def test_small_program_runs_as_one_dispatch(iree_takes_it):
     """A small straight-line program of many ops (lax.associative_scan over 33 elements: 71
     slices, 52 insert_slices, 55 element-wise ops; IREE made 45 dispatches of them) runs as
