@@ -272,6 +272,18 @@ def test_reversed_host_arrays_and_boolean_products():
     """)
 
 
+def test_modules_whose_custom_form_does_not_read_back():
+    """jaxlib prints a dynamic_slice of a scalar (no indices) as "%arg0, , sizes = []", which
+    no parser reads back ("custom op 'stablehlo.dynamic_slice' expected 'sizes'": JAX's
+    batching_test testIssue3883); the plugin then reads the module in MLIR's generic form."""
+    run("""
+        x = np.int32(7)
+        same(lambda v: lax.dynamic_slice(v, [], []), x)
+        same(lambda v: lax.dynamic_update_slice(v, np.int32(3), []), x)
+        assert np.asarray(jax.jit(lambda v: lax.dynamic_slice(v, [], []) + 1)(x)) == 8
+    """)
+
+
 def test_unsafe_buffer_pointer_is_the_buffers_host_address():
     """unsafe_buffer_pointer() is the address of the buffer's memory: reading there gives its
     values; a computed array has another address, the same array the same one (lax_test's

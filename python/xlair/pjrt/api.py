@@ -287,7 +287,7 @@ def Client_Compile(a):
     prog = abi.Program.from_address(a.program)
     code = ctypes.string_at(prog.code, prog.code_size)
     fmt = ctypes.string_at(prog.format, prog.format_size).decode()
-    e = engine.Executable(c, engine.deserialize(code, fmt))
+    e = engine.compile_program(c, code, fmt)
     a.executable = _h_exe(e, e)
 
 
