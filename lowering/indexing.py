@@ -346,6 +346,11 @@ def lower_scatter(lw):
     return outs[0] if n == 1 else tuple_of(lw, outs)
 
 
+#: the largest i64 index tensor computed inside the scatter's own dispatch (IREE's CPU
+#: dispatches have 32 KB of stack)
+FUSED_INDICES_MAX_BYTES = 16384
+
+
 def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     checked = plan.geo.checked_dims
     D, R, w = plan.D, plan.R, plan.w
@@ -430,6 +435,11 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
         indices = generic([], [], [empty(Shape(S64, ind_dims))], [affine_map(loops, list(range(loops)))],
                           ["parallel"] * loops, body)[0]
         indices = reshape(indices, [Bn] + ind_dims[nb:])
+        if 8 * Shape(S64, ind_dims).size > FUSED_INDICES_MAX_BYTES:
+            # made in a dispatch of their own: fused into the scatter's, IREE put them on its
+            # stack ("exceeded stack allocation limit of 32768 bytes for function. Got 800000
+            # bytes": 100,000 updates, random_lax_test's test_randint_narrow_int_bias)
+            indices = barrier(indices)
 
     bt = ir.RankedTensorType(sub.type).element_type
     # (no util.optimization_barrier on the original: IREE then updates one buffer in place for

@@ -164,6 +164,26 @@ def test_scatter_rows_by_hand(covers, target):
                    np.array([0, -31, 0, 0, 0, 0, -11, 0], np.float32)), target=target)
 
 
+def test_scatter_of_many_updates_exceeded_stack_allocation_limit():
+    """100,000 updates added into 100 slots (jax.random.randint's bias check, random_lax_test's
+    test_randint_narrow_int_bias): IREE computed the clamped indices inside the scatter's
+    dispatch, on its stack: "exceeded stack allocation limit of 32768 bytes for function. Got
+    800000 bytes".  Large index tensors now get a dispatch of their own.  Against numpy's
+    np.add.at (out-of-bounds indices skipped, as XLA's Scatter does)."""
+    rng = np.random.default_rng(3)
+    idx = rng.integers(-5, 105, (100_000, 1)).astype(np.int32)
+    upd = rng.integers(-3, 4, 100_000).astype(np.int32)
+    x = np.arange(100, dtype=np.int32)
+    comp = comp_of(lambda b, px, pi, pu: O.scatter(px, pi, pu, scalar_computation("add", S32),
+                                                   update_window_dims=[], inserted_window_dims=[0],
+                                                   scatter_dims_to_operand_dims=[0], index_vector_dim=1),
+                   Shape(S32, x.shape), Shape(S32, idx.shape), Shape(S32, upd.shape), name="scatter_many")
+    want = x.copy()
+    ok = (idx[:, 0] >= 0) & (idx[:, 0] < 100)
+    np.add.at(want, idx[ok, 0], upd[ok])
+    np.testing.assert_array_equal(xla.compile(comp, target="cpu", cache=False)(x, idx, upd), want)
+
+
 def test_scatter_out_of_bounds_windows_skipped(covers, target):
     """A window with any part out of bounds is skipped whole (XLA), not clipped or clamped:
     2x2 windows into a 4x4 array at starts (0, 0), (3, 1), (-1, 0), (2, 2), (1, 3)."""
