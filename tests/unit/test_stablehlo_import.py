@@ -373,15 +373,20 @@ def test_approx_top_k_is_the_exact_top_k():
         from_stablehlo(APPROX_TOP_K.replace("KK", "1").replace("DIM", "1"))
 
 
-def test_memory_placement_annotation_is_the_value():
+def test_memory_placement_annotation_and_dce_sink():
     """JAX's annotate_device_placement custom call (jax.memory, compute_on: memories_test): the
-    value as it is on xlair's one memory."""
+    value as it is on xlair's one memory; its dce_sink (no results, checkify): nothing."""
     text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
       %0 = stablehlo.custom_call @annotate_device_placement(%a) {has_side_effect = true,
         mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<3xf32>) -> tensor<3xf32>
       %1 = stablehlo.multiply %0, %0 : tensor<3xf32>
       return %1 : tensor<3xf32> }"""
     np.testing.assert_array_equal(run(text, np.array([1, 2, 3], np.float32)), [1, 4, 9])
+    sink = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = stablehlo.add %a, %a : tensor<3xf32>
+      stablehlo.custom_call @dce_sink(%0) {has_side_effect = true} : (tensor<3xf32>) -> ()
+      return %a : tensor<3xf32> }"""          # (lax.dce_sink(y, prevent_mlir_dce=True): no results)
+    np.testing.assert_array_equal(run(sink, np.array([1, 2, 3], np.float32)), [1, 2, 3])
 
 
 def test_chlo_ops_are_decomposed_first():

@@ -220,6 +220,9 @@ def _approx_top_k(s, op) -> list:
 #: JAX's annotation of the memory a value lives in (jax.memory / compute_on: "device",
 #: "pinned_host"): xlair's one device has one memory, so the value as it is
 ANNOTATIONS = ("annotate_device_placement",)
+#: JAX's lax.dce_sink(x, prevent_mlir_dce=True): a use of x that keeps XLA from removing what
+#: computes it, and computes nothing (no results); xlair removes nothing a program returns
+SINKS = ("dce_sink",)
 
 
 @converter("stablehlo.custom_call")
@@ -230,6 +233,10 @@ def _c_custom_call(s, op):
     if target in ANNOTATIONS and len(op.operands) == len(op.results) and \
             all(a.type == r.type for a, r in zip(op.operands, op.results)):
         return [s.get(v) for v in op.operands]
+    if target in SINKS and not op.results:
+        for v in op.operands:
+            s.get(v)
+        return []
     # has_side_effect: xlair keeps every custom call and runs them in program order either way;
     # backend_config (or a typed-FFI call's attributes) becomes the op's opaque string, which
     # the built-in targets (xlair.lapack) and Python targets that take `opaque` read
