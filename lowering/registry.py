@@ -254,6 +254,14 @@ def fill(shape: Shape, scalar: ir.Value) -> ir.Value:
     return value_of(linalg.fill(scalar, outs=[empty(shape)]))
 
 
+def broadcast_scalar(shape: Shape, v: ir.Value) -> ir.Value:
+    """A tensor of `shape` with every element the element of the rank-0 tensor `v`, read on
+    the device (fill(extract_scalar(v)) reads it on the host)."""
+    n = shape.rank
+    ident = affine_map(n, list(range(n)))
+    return generic([v], [affine_map(n, [])], [empty(shape)], [ident], ["parallel"] * n, lambda a, _out: [a])[0]
+
+
 def extract_scalar(v: ir.Value) -> ir.Value:
     """The element of a rank-0 tensor."""
     return tensor.extract(v, [])

@@ -9,7 +9,7 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import S64, Shape
 
 from .elementwise import convert_scalar
-from .registry import (affine_map, barrier, builtin_type, empty, extract_scalar, extract_slice, fill, generic, index,
+from .registry import (affine_map, barrier, broadcast_scalar, builtin_type, empty, extract_scalar, extract_slice, fill, generic, index,
                        insert_slice, loop_index, lowers, reassociation, reshape, value_of)
 
 
@@ -169,7 +169,11 @@ def lower_concatenate(lw):
 def lower_pad(lw):
     src, out = lw.shape("operand"), lw.result_shape
     x = lw.value("operand")
-    result = fill(out, extract_scalar(lw.value("padding_value")))
+    pv = lw.value("padding_value")
+    # a complex padding value broadcast on the device: extracted, IREE read it on the host and
+    # failed ("'stream.yield' op used resource not listed in explicit captures": JAX's
+    # convolution_matrix of complex64, linalg_test's testConvolutionMatrix)
+    result = broadcast_scalar(out, pv) if out.element_type.is_complex else fill(out, extract_scalar(pv))
     lo_keep, counts, offsets, strides = [], [], [], []
     for d, (lo, _hi, interior) in enumerate(lw.attr("padding_config").triples()):
         step = interior + 1

@@ -459,3 +459,16 @@ def test_streamable_op_expected_to_be_in_an_execution_region_random_gamma(target
     assert "scf.for" in text
     iree_compile(text, tgt, flags)                   # the counted form, without the fallback
     np.testing.assert_allclose(xla.jit(f, target=target)(np.int32(42)), jax.jit(f)(np.int32(42)), rtol=1e-5)
+
+
+def test_stream_yield_used_resource_not_listed_in_explicit_captures_complex_pad():
+    """jax.scipy.signal's convolution_matrix of complex64 (linalg_test's testConvolutionMatrix;
+    its StableHLO in data/convolution_matrix_c64.mlir): an xla.pad whose complex padding value
+    a device op computed (0 converted to c64 in a called function) was filled from its element
+    read back on the host, and IREE failed: "'stream.yield' op used resource not listed in
+    explicit captures (or produced internally)".  Complex padding values are broadcast on the
+    device.  Against the reference interpreter."""
+    import pathlib
+    comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "convolution_matrix_c64.mlir").read_text())
+    x = np.array([1 + 2j], np.complex64)
+    np.testing.assert_array_equal(xla.compile(comp, target="cpu", cache=False)(x), xla.interpret(comp, x))
