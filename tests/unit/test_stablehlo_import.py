@@ -389,6 +389,25 @@ def test_memory_placement_annotation_and_dce_sink():
     np.testing.assert_array_equal(run(sink, np.array([1, 2, 3], np.float32)), [1, 2, 3])
 
 
+def test_lapack_call_without_num_batch_dims_takes_its_layout():
+    """JAX's shape-polymorphic lowering of jnp.linalg.eigh (shape_poly_test's eigh harnesses)
+    gives the LAPACK call no num_batch_dims frontend attribute; its operand's layout (each
+    matrix column-major, the leading dims batch) says them.  Against numpy."""
+    text = """func.func @main(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2xi32>) {
+      %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8},
+        operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>],
+        output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>],
+        result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>]}
+        : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2xi32>)
+      return %0#0, %0#1 : tensor<2x3x3xf32>, tensor<2xi32> }"""
+    rng = np.random.default_rng(2)
+    m = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    spd = m @ np.swapaxes(m, 1, 2) + 3 * np.eye(3, dtype=np.float32)
+    factor, info = run(text, spd)
+    np.testing.assert_allclose(np.tril(factor), np.linalg.cholesky(spd), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(info, [0, 0])
+
+
 def test_chlo_ops_are_decomposed_first():
     text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
       %0 = chlo.erf %a : tensor<3xf32> -> tensor<3xf32>
