@@ -376,7 +376,6 @@ def _call_path(exe: Executable):
         importable = bool(exe._align) and nbytes >= IMPORT_BYTES and not written
         ins.append((dtype, dims, None if wire_dt == dtype else wire_dt, et, written, importable))
     outs = list(zip(exe._leaves_out, exe._view_out))
-    out_arrays = [(i, s, dims, dtype) for i, (s, (dtype, dims, _)) in enumerate(outs)]   # (arrays_of's, flat)
     # large results are views of their buffers (device.result_view): two may be one buffer
     unshare = sum(lay[2] > COPY_OUT_BYTES for _, lay in outs) > 1
     rt = _rt()
@@ -472,18 +471,10 @@ def _call_path(exe: Executable):
             arrays = push_leaves(args.push_ref, flat, ins)
             if arrays is None:
                 return None
-        results = new_list(n_out)           # (run's body, inline: the path of every call)
-        try:
-            with lock:
-                invoke(fn, args, results)
-        except (RuntimeError, ValueError, IndexError):
-            return IREE_FAILED
-        if len(results) != n_out:
-            return IREE_FAILED
-        if not arrays:
-            return numpy_of(results)
-        get = results.get_as_object
-        return [Array(get(i, view), s, device, target, dims, dtype) for i, s, dims, dtype in out_arrays]
+        results = run(fn, args, n_out)
+        if results is IREE_FAILED:
+            return results
+        return arrays_of(results, outs) if arrays else numpy_of(results)
 
     def run(fn, args, n):
         """IREE's results of fn on args (n of them), or IREE_FAILED."""

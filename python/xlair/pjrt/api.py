@@ -613,12 +613,13 @@ def _pointers_at(address: int, n: int):
 def LoadedExecutable_Execute(a):
     # the Python table's Execute: the C shim reads these args itself (shim.c's `execute`) and
     # calls `_execute_from_c`
-    n = a.num_args if a.num_devices == 1 else 0
+    one = a.num_devices == 1
+    n = a.num_args if one else 0
     handles = _pointers_at(_pointers_at(a.argument_lists, 1)[0], n)[:] if n else ()
-    outs = _execute(a.executable, a.execute_device, a.num_devices, handles,
-                    bool(a.output_lists) and a.num_devices == 1 and bool(_pointers_at(a.output_lists, 1)[0]))
+    out_list = _pointers_at(a.output_lists, 1)[0] if one and a.output_lists else None
+    outs = _execute(a.executable, a.execute_device, a.num_devices, handles, bool(out_list))
     if outs:
-        _pointers_at(_pointers_at(a.output_lists, 1)[0], len(outs))[:] = outs
+        _pointers_at(out_list, len(outs))[:] = outs
     events = a.device_complete_events
     if events:
         _pointers_at(events, 1)[0] = _new_event()
