@@ -624,3 +624,105 @@ def test_events_devices_and_deletion_through_the_table(table):
         assert {"PJRT_Buffer_Device", "PJRT_Buffer_Memory", "PJRT_Memory_Kind"} <= entered["second client"]
     else:
         assert "PJRT_Buffer_IsDeleted" in entered["live"] and "PJRT_Event_IsReady" in entered["live"]
+
+
+# --- GPU targets as further platforms (xlair_vulkan, xlair_cuda, xlair_rocm) ------------------
+def _has_device(target: str) -> bool:
+    from xlair.targets import device_available
+    return device_available(target)
+
+
+@pytest.mark.skipif(not _has_device("vulkan"), reason="no Vulkan device on this machine (lavapipe or a GPU)")
+def test_vulkan_platform_runs_unchanged_jax_programs():
+    """JAX_PLATFORMS=xlair_vulkan,...: jax.jit, eager ops, grad, vmap, a while loop, typed
+    PRNG keys and linear algebra (device code on GPU targets) run on xlair's Vulkan device,
+    results on that device and equal to XLA:CPU's; arrays move between xlair's platforms."""
+    run("""
+        XL = jax.devices("xlair_vulkan")[0]
+        assert jax.default_backend() == "xlair_vulkan", jax.default_backend()
+        assert (XL.platform, XL.device_kind, repr(XL)) == ("xlair_vulkan", "xlair vulkan", "XlairVulkanDevice(id=0)"), repr(XL)
+        x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+        same(jax.jit(lambda a, b: jnp.tanh(a) @ b.T + 1), x, x)
+        same(lambda a: (a * 2 + jnp.exp(a)).sum(axis=0), x)                # eager, op by op
+        same(jax.grad(lambda a: jnp.sum(jnp.sin(a) ** 2)), x)
+        same(jax.vmap(lambda r: r @ r), x)
+        same(jax.jit(lambda a: lax.while_loop(lambda s: s[0] < 10, lambda s: (s[0] + 1, s[1] * 1.5), (0, a))), x)
+        same(lambda: jax.random.normal(jax.random.key(1), (5,)))
+        m = x @ x.T + 3 * np.eye(3, dtype=np.float32)
+        same(jnp.linalg.cholesky, m, rtol=1e-4)
+        same(jnp.linalg.solve, m, x, rtol=1e-4, atol=1e-5)
+        on_cpu = jax.device_put(jax.device_put(x, XL), jax.devices("xlair")[0])
+        assert on_cpu.devices() == set(jax.devices("xlair")), on_cpu.devices()
+        np.testing.assert_array_equal(np.asarray(on_cpu), x)
+        np.testing.assert_array_equal(jax.device_get(jax.device_put(x, XL)), x)
+    """, platforms="xlair_vulkan,xlair,cpu")
+
+
+def test_gpu_platforms_follow_xlair_pjrt_targets():
+    """$XLAIR_PJRT_TARGETS picks the GPU platforms registered (unknown names dropped, empty:
+    none); without it, those whose driver is installed, a subset of the GPU targets."""
+    import xlair.pjrt as p
+    from xlair.pjrt.engine import GPU_TARGETS, platform_of
+    old = os.environ.pop("XLAIR_PJRT_TARGETS", None)
+    try:
+        assert set(p.gpu_platforms()) <= set(GPU_TARGETS)
+        os.environ["XLAIR_PJRT_TARGETS"] = "cuda, vulkan,tpu"
+        assert p.gpu_platforms() == ["cuda", "vulkan"]
+        os.environ["XLAIR_PJRT_TARGETS"] = ""
+        assert p.gpu_platforms() == []
+    finally:
+        os.environ.pop("XLAIR_PJRT_TARGETS", None)
+        if old is not None:
+            os.environ["XLAIR_PJRT_TARGETS"] = old
+    assert [platform_of(t) for t in ("cpu", "vulkan", "cuda")] == ["xlair", "xlair_vulkan", "xlair_cuda"]
+
+
+@pytest.mark.skipif(_has_device("cuda"), reason="this machine has a CUDA device")
+def test_gpu_platform_without_a_device_fails_quietly_unless_named():
+    """A GPU platform registered on a machine without its device (XLAIR_PJRT_TARGETS=cuda here):
+    JAX starting every platform goes on without it and says why when asked for it; named in
+    JAX_PLATFORMS, JAX fails with the plugin's reason.  PJRT_Client_Create refuses an unknown
+    target or option with the plugin's message."""
+    env = {"XLAIR_PJRT_TARGETS": "cuda"}
+    run("""
+        assert jax.devices("xlair")[0].platform == "xlair"
+        try:
+            jax.devices("xlair_cuda")
+        except RuntimeError as e:
+            assert "no cuda device" in str(e), e
+        else:
+            raise AssertionError("xlair_cuda has a device")
+    """, platforms=None, prelude=False, env_extra=env)
+    run("""
+        try:
+            jax.devices()
+        except RuntimeError as e:
+            assert "Unable to initialize backend 'xlair_cuda'" in str(e) and "no cuda device" in str(e), e
+        else:
+            raise AssertionError("JAX started xlair_cuda")
+        import ctypes
+        from xlair.pjrt import abi, api
+        table = abi.Api.from_address(api.table())
+        T = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+        def create(**options):
+            keep, nvs = [], (abi.NamedValue * len(options))()
+            for nv, (k, v) in zip(nvs, options.items()):
+                keep += [ctypes.create_string_buffer(k.encode()), ctypes.create_string_buffer(v.encode())]
+                nv.struct_size, nv.type = ctypes.sizeof(abi.NamedValue), abi.NV_STRING
+                nv.name, nv.name_size = ctypes.addressof(keep[-2]), len(k)
+                nv.string_value, nv.value_size = ctypes.addressof(keep[-1]), len(v)
+            a = abi.ARGS["PJRT_Client_Create"](create_options=ctypes.addressof(nvs), num_options=len(options))
+            a.struct_size = ctypes.sizeof(a)
+            err = T(table.PJRT_Client_Create)(ctypes.addressof(a))
+            if err is None:
+                return api._live[a.client]
+            m = abi.ARGS["PJRT_Error_Message"](error=err)
+            m.struct_size = ctypes.sizeof(m)
+            T(table.PJRT_Error_Message)(ctypes.addressof(m))
+            return ctypes.string_at(m.message, m.message_size).decode()
+        assert "unknown target 'tpu'" in create(target="tpu"), create(target="tpu")
+        assert "unknown create option(s) colour" in create(colour="red"), create(colour="red")
+        assert "no cuda device" in create(target="cuda"), create(target="cuda")
+        c = create(target="cpu")
+        assert (c.platform_name, c.devices[0].description.kind) == ("xlair", "xlair cpu"), c
+    """, platforms="xlair_cuda", prelude=False, env_extra=env)

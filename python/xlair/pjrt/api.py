@@ -197,17 +197,40 @@ def _new_event(error=None) -> int:
 
 
 # client ----------------------------------------------------------------------------------
-_clients = [0]          # clients made in this process
+_clients = [0]          # CPU clients made in this process
+
+
+def _read_options(p, n: int) -> dict:
+    """PJRT_Client_Create's create_options (PJRT_NamedValue[n]) as a dict: strings, integers,
+    floats, booleans, integer lists."""
+    out = {}
+    for nv in (abi.NamedValue * n).from_address(p) if n else ():
+        name = ctypes.string_at(nv.name, nv.name_size).decode()
+        if nv.type == abi.NV_STRING:
+            out[name] = ctypes.string_at(nv.string_value, nv.value_size).decode()
+        elif nv.type == abi.NV_INT64_LIST:
+            out[name] = [ctypes.cast(nv.int64_array_value, abi.c_int64_p)[i] for i in range(nv.value_size)]
+        else:
+            out[name] = (None, nv.int64_value, None, nv.float_value, nv.bool_value)[nv.type]
+    return out
 
 
 @impl
 def Client_Create(a):
-    c = engine.Client()
+    """A client of the xlair target the create option "target" names (the CPU without one:
+    xlair.pjrt.initialize registers each GPU platform with its target as the option)."""
+    options = _read_options(a.create_options, a.num_options)
+    unknown = sorted(set(options) - {"target"})
+    check(not unknown, f"PJRT_Client_Create: unknown create option(s) {', '.join(unknown)}; the xlair "
+                       "PJRT plugin takes 'target' (cpu, vulkan, cuda, rocm)")
+    c = engine.Client(options.get("target", "cpu"))
     a.client = _h(c)
+    if c.target != "cpu":
+        return          # (a GPU platform gets the Python table: the shim never sees its calls)
     _clients[0] += 1
     if _shim is not None:
         # the shim answers Buffer_Device / Buffer_Memory / Memory_Kind while the process has
-        # one client with one device (every buffer's); after a second client, Python does
+        # one CPU client with one device (every buffer's); after a second one, Python does
         d = c.devices[0]
         one = _clients[0] == 1 and len(c.devices) == 1
         kind = c._keep.setdefault("kind", ctypes.create_string_buffer(d.memory.kind.encode()))
@@ -964,9 +987,11 @@ def table_kind() -> str:
     return None if _TABLE is None else "shim" if _shim is not None else "ctypes"
 
 
-def capsule():
+def capsule(python: bool = False):
     """A PyCapsule named "pjrt_c_api" holding the PJRT_Api*, as jaxlib's
-    `load_pjrt_plugin(name, None, c_api)` takes it."""
+    `load_pjrt_plugin(name, None, c_api)` takes it: `table()`'s, or with `python` the
+    Python-built table's (what the GPU platforms get: the shim's fixed answers are the CPU
+    client's device and memory)."""
     new = ctypes.pythonapi.PyCapsule_New
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-    return new(table(), b"pjrt_c_api", None)
+    return new(ctypes.addressof(api()) if python else table(), b"pjrt_c_api", None)

@@ -1,7 +1,8 @@
-"""The Python engine behind the PJRT plugin: a client with one CPU device and its memory,
-buffers that are `xla.Array`s (IREE buffers), executables compiled by xlair from the StableHLO
-JAX hands over, and events (xlair's calls return when their results are written, so every
-event is ready when made).
+"""The Python engine behind the PJRT plugin: a client with one device of one xlair target (the
+CPU's under the platform `xlair`; a GPU target's, Vulkan, CUDA or ROCm, under `xlair_<target>`)
+and its memory, buffers that are `xla.Array`s (IREE buffers), executables compiled by xlair
+from the StableHLO JAX hands over, and events (xlair's calls return when their results are
+written, so every event is ready when made).
 
 Nothing here knows the C ABI (abi.py) or the callbacks (api.py); the objects are plain Python,
 and api.py hands their `id()`s to C as handles.
@@ -19,10 +20,19 @@ from xlair.dialect.types import PRED, Shape
 from ..arrays import Array
 from ..device import layout, mapped
 from ..runtime import device_put
+from ..targets import device_available, target as find_target
 
 PLATFORM = "xlair"
-DEVICE_KIND = "xlair cpu"
 MEMORY_KIND = "device"
+#: the xlair targets a client can run on: the CPU, and the GPU targets where the machine has
+#: a device for them (targets.device_available)
+GPU_TARGETS = ("vulkan", "cuda", "rocm")
+
+
+def platform_of(target: str) -> str:
+    """The JAX platform (and plugin) name of an xlair target's client: "xlair" for the CPU,
+    "xlair_vulkan", "xlair_cuda", "xlair_rocm" for the GPU targets."""
+    return PLATFORM if target == "cpu" else f"{PLATFORM}_{target}"
 
 
 class PjrtError(Exception):
@@ -45,28 +55,39 @@ class Event:
 class Memory:
     def __init__(self, client: "Client", mid: int):
         self.client, self.id, self.kind, self.kind_id = client, mid, MEMORY_KIND, 0
-        self.debug_string = f"{PLATFORM}:{MEMORY_KIND}:{mid}"
+        self.debug_string = f"{client.platform_name}:{MEMORY_KIND}:{mid}"
 
 
 class DeviceDescription:
-    def __init__(self, did: int):
-        self.id, self.process_index, self.kind = did, 0, DEVICE_KIND
-        self.to_string = f"XlairCpuDevice(id={did})"
-        self.debug_string = f"{PLATFORM}:cpu:{did}"
+    def __init__(self, did: int, target: str, platform: str):
+        self.id, self.process_index, self.kind = did, 0, f"xlair {target}"
+        self.to_string = f"Xlair{target.capitalize()}Device(id={did})"
+        self.debug_string = f"{platform}:{target}:{did}"
 
 
 class Device:
     def __init__(self, client: "Client", did: int):
-        self.client, self.description, self.local_hardware_id = client, DeviceDescription(did), did
+        self.client, self.local_hardware_id = client, did
+        self.description = DeviceDescription(did, client.target, client.platform_name)
         self.memory = Memory(client, did)
 
 
 class Client:
-    """One process, one CPU device (IREE's local-task / local-sync drivers)."""
+    """One device of one xlair target: the CPU (IREE's local-task driver) or a GPU target the
+    machine has a device for (its IREE driver: vulkan, cuda, hip)."""
 
-    def __init__(self):
-        self.platform_name, self.process_index = PLATFORM, 0
-        self.platform_version = "xlair (IREE llvm-cpu)"
+    def __init__(self, target: str = "cpu"):
+        try:
+            tgt = find_target(target)
+        except XlaError as e:
+            raise PjrtError(3, f"PJRT_Client_Create: option 'target': {e}") from None
+        if tgt.name != "cpu" and not device_available(tgt.name):
+            raise PjrtError(9, f"PJRT_Client_Create: this machine has no {tgt.name} device (IREE's "
+                               f"{tgt.driver!r} driver finds none), so the platform "
+                               f"{platform_of(tgt.name)!r} has no device")
+        self.target = tgt.name
+        self.platform_name, self.process_index = platform_of(tgt.name), 0
+        self.platform_version = f"xlair (IREE {tgt.backend})"
         self.devices = [Device(self, 0)]
         self.memories = [d.memory for d in self.devices]
         self._keep = {}         # what C reads through pointers the client hands out
@@ -86,7 +107,7 @@ class Buffer:
     def __init__(self, array, device: Device):
         """A buffer of `array`: an `xla.Array`, or numpy values copied to the device."""
         if type(array) is not Array:
-            array = device_put(np.asarray(array))
+            array = device_put(np.asarray(array), device.client.target)
         self.array, self.device = array, device
         self.dtype, self.dims = array.dtype, array.shape     # (a numpy dtype, a tuple)
         self._keep = {}         # what C reads through pointers this buffer hands out
@@ -117,7 +138,7 @@ def buffer_from_host(host: np.ndarray, device: Device) -> Buffer:
     once it returns)."""
     if not host.flags.c_contiguous:
         host = host.copy()          # (np.ascontiguousarray would make a scalar 1-d)
-    return Buffer(device_put(host), device)
+    return Buffer(device_put(host, device.client.target), device)
 
 
 _MODULE_NAME = re.compile(r'module @([\w.$-]+)|"builtin.module"\(\) <\{sym_name = "([\w.$-]+)"')
@@ -139,7 +160,7 @@ class Executable:
         self.client, self.text = client, text
         m = _MODULE_NAME.search(text)
         self.name = (m.group(1) or m.group(2)) if m else "main"
-        self.exe = compile_text(text, self.name, "cpu", None, {})
+        self.exe = compile_text(text, self.name, client.target, None, {})
         leaves = list(self.exe.result_shape.leaves())
         if any(s.is_tuple for s in leaves) or any(p.is_tuple for p in self.exe.parameter_shapes):
             raise PjrtError(12, f"{self.name}: tuples as parameters or results are not supported by the "
