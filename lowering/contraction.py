@@ -75,8 +75,14 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     # result as they are (their products are exact in F32: the same sums, without converting)
     ot = lhs_s.element_type
     cet = ot if named is not None and et == F32 and ot in (F16, BF16) and rhs_s.element_type == ot else et
-    lhs = convert_tensor(lw.value("lhs"), lhs_s, cet)
-    rhs = convert_tensor(lw.value("rhs"), rhs_s, cet)
+    # (the target's bf16_matmul_widened: Vulkan) BF16 operands or results: the product in F32,
+    # each converted operand and the F32 product a dispatch of their own, so that no matmul
+    # dispatch reads or writes a BF16 buffer
+    widen = named is not None and options().desc.bf16_matmul_widened and BF16 in (ot, rhs_s.element_type, et)
+    if widen:
+        cet = F32
+    lhs = _widened(lw.value("lhs"), lhs_s, cet, widen)
+    rhs = _widened(lw.value("rhs"), rhs_s, cet, widen)
     lhs_t = _shared_transposed(lw, "lhs", transpose(lhs, lhs_s.with_type(cet), lb + lfree + lc), lhs)
     rhs_t = _shared_transposed(lw, "rhs", transpose(rhs, rhs_s.with_type(cet), rb + rc + rfree), rhs)
     ldims = [lhs_s.dims[d] for d in lb + lfree + lc]
@@ -101,14 +107,17 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         # F16 / BF16 products are summed in F32 and rounded once at the end, as XLA does (its
         # CPU backend computes them in F32); IREE's GPU codegen also fails on a BF16-accumulating
         # matmul ("'func.func' op failed to distribute", CUDA and ROCm)
-        acc = F32 if cet in (F16, BF16) and (et == F32 or options().desc.f32_accumulation) else et
+        acc = F32 if widen or (cet in (F16, BF16) and (et == F32 or options().desc.f32_accumulation)) else et
         init = fill(Shape(acc, odims), scalar_const(acc, 0))
-        if cet == F32 and options().f32_products == "bf16x3" and "HIGHEST" not in (lw.attr("precision_config") or ()):
+        if cet == F32 and not widen and options().f32_products == "bf16x3" and \
+                "HIGHEST" not in (lw.attr("precision_config") or ()):
             res = _bf16x3(named, a, b, init)
         else:
             res = value_of(named(a, b, outs=[init]))
             if has == (False, True, True):
                 _set_cpu_matmul_tiles(res.owner, *odims, k, cet)
+        if widen and acc != et:
+            res = barrier(res)
         res = convert_tensor(res, Shape(acc, odims), et)
     else:
         init = fill(Shape(et, odims), scalar_const(et, 0))
@@ -437,10 +446,11 @@ def _padded_features(O: int) -> int:
 
 
 def _widened(x: ir.Value, s: Shape, ct, own: bool) -> ir.Value:
-    """A convolution operand converted to the type the products are summed in.  With `own`
-    (the target's conv_convert_dispatch: the GPU targets) a converted operand stays a dispatch of its own: IREE's SPIR-V codegen folds the conversion
-    into the convolution and gets it wrong (u8 -> f32, and f16 -> f32 at strides (2, 3): wrong
-    sums measured on lavapipe)."""
+    """A contraction's operand converted to the type the products are computed in.  With `own`
+    a converted operand stays a dispatch of its own: for convolutions on the targets whose
+    conv_convert_dispatch is set (IREE's SPIR-V codegen folds the conversion into the
+    convolution and gets it wrong: u8 -> f32, and f16 -> f32 at strides (2, 3), wrong sums
+    measured on lavapipe), and for BF16 matmuls where bf16_matmul_widened is."""
     y = convert_tensor(x, s, ct)
     if own and y is not x:
         y = barrier(y)

@@ -90,6 +90,11 @@ class TargetDescription:
     #: a convolution operand converted to the summing type stays a dispatch of its own (SPIR-V
     #: folds the conversion into the convolution and gets it wrong)
     conv_convert_dispatch: bool = False
+    #: a matmul with BF16 operands or result computed in F32, each converted operand and the
+    #: F32 product a dispatch of their own (IREE 3.13's SPIR-V code reads and writes a matmul's
+    #: BF16 buffers through a vector.bitcast it cannot lower: "failed to legalize operation
+    #: 'vector.bitcast'").  The sums in F32 and one rounding are XLA's numerics too
+    bf16_matmul_widened: bool = False
     #: a grouped 3-D depthwise convolution with a feature multiplier as the generic form (IREE
     #: 3.13's SPIR-V code for depthwise_conv_3d_ndhwc_dhwcm left half the outputs zero)
     depthwise_3d_generic: bool = False
@@ -139,7 +144,7 @@ ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
 #: xlair's "generic" target names no device.  16, the most restrictive of IREE's GPU HALs
 #: (CUDA, HIP): desktop drivers allow far more, Vulkan's own minimum is 4
 VULKAN = TargetDescription("vulkan", max_bindings=16, max_reads=12, f32_accumulation=False,
-                           conv_convert_dispatch=True, depthwise_3d_generic=True, scatter_indexed_windows=True)
+                           conv_convert_dispatch=True, bf16_matmul_widened=True, depthwise_3d_generic=True, scatter_indexed_windows=True)
 
 DESCRIPTIONS = {d.name: d for d in (CPU, VULKAN, CUDA, ROCM)}
 

@@ -196,10 +196,6 @@ LIMITATIONS: list[Limitation] = [
                "IREE's SPIR-V matmul codegen folds the operand conversion into the contraction and "
                "gets zero extension and narrow int-to-float conversion wrong (wrong results, "
                "measured on lavapipe)", _widening_matmul),
-    Limitation("vulkan", ("xla.dot", "xla.dot_general"), "bf16",
-               "IREE's SPIR-V code reads and writes the BF16 buffers of a matmul through a "
-               "vector.bitcast it cannot lower (\"failed to legalize operation 'vector.bitcast'\")",
-               lambda ins, outs, attrs: "bf16" in ins),
 ] + [Limitation(gpu, ("xla.custom_call",), "LAPACK and XLA decomposition targets", _NO_DEVICE_LINALG,
                 _host_linalg, by="xlair") for gpu in ("vulkan", "cuda", "rocm")]
 

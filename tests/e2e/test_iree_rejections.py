@@ -472,3 +472,30 @@ def test_stream_yield_used_resource_not_listed_in_explicit_captures_complex_pad(
     comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "convolution_matrix_c64.mlir").read_text())
     x = np.array([1 + 2j], np.complex64)
     np.testing.assert_array_equal(xla.compile(comp, target="cpu", cache=False)(x), xla.interpret(comp, x))
+
+
+@pytest.mark.parametrize("result", ["bf16", "f32"])
+def test_failed_to_legalize_operation_vector_bitcast_bf16_matmul_vulkan(result):
+    """A BF16 matmul on Vulkan (nn_test's dot_product_attention under JAX_PLATFORMS=xlair_vulkan):
+    IREE's SPIR-V code read and wrote the matmul's BF16 buffers through a vector.bitcast it
+    could not lower, "failed to legalize operation 'vector.bitcast'", and such programs were
+    refused.  Vulkan's description now widens the operands in dispatches of their own and
+    rounds the F32 product after it (bf16_matmul_widened).  Compiled for Vulkan; run where a
+    Vulkan device is (lavapipe), against numpy's F64 product of the BF16 values."""
+    import ml_dtypes
+    from xlair.dialect.types import BF16
+    from xlair.targets import device_available
+    out_type = BF16 if result == "bf16" else F32
+    b = xla.Builder(f"bf16_matmul_{result}")
+    x, y = b.parameter(0, Shape(BF16, [32, 64])), b.parameter(1, Shape(BF16, [64, 48]))
+    O.dot(x, y, preferred_element_type=out_type)
+    exe = xla.compile(b.build(), target="vulkan")
+    if not device_available("vulkan"):
+        pytest.skip("compiled; no Vulkan device to run it on")
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((32, 64)).astype(ml_dtypes.bfloat16)
+    c = rng.standard_normal((64, 48)).astype(ml_dtypes.bfloat16)
+    got = np.asarray(exe(a, c)).astype(np.float64)
+    want = a.astype(np.float64) @ c.astype(np.float64)
+    # summed in F32 (one rounding of each partial sum), the BF16 result rounded once more
+    np.testing.assert_allclose(got, want, rtol=2.0 ** -8 if result == "bf16" else 1e-5, atol=1e-4)

@@ -108,8 +108,6 @@ def _cases():
         out.append(("vulkan", f"dot-{src}-{dst}", _prog("d", [Shape(_e(src), (4, 8)), Shape(_e(src), (8, 3))], dot),
                     [random_array(_e(src), (4, 8), rng, "bits"),
                      random_array(_e(src), (8, 3), rng, "bits")]))
-    out.append(("vulkan", "dot-bf16", _prog("d", [Shape(xla.BF16, (32, 64)), Shape(xla.BF16, (64, 16))],
-                                            lambda b, x, y: O.dot(x, y)), None))
     for gpu in ("vulkan", "cuda", "rocm"):      # (complex: the device forms are F32 and F64's)
         qr = Shape.tuple([Shape(xla.C64, (4, 4)), Shape(xla.C64, (4,))])
         out.append((gpu, "lapack-qr-c64", _prog("q", [Shape(xla.C64, (4, 4))],

@@ -1,6 +1,7 @@
 // RUN: xlair-opt %s -p 'xla-to-linalg{target=cuda}' | filecheck %s --check-prefixes=GPU,CUDA
 // RUN: xlair-opt %s -p 'xla-to-linalg{target=rocm}' | filecheck %s --check-prefixes=GPU,ROCM
 // RUN: xlair-opt %s -p 'xla-to-linalg{target=cpu}' | filecheck %s --check-prefix=CPU
+// RUN: xlair-opt %s -p 'xla-to-linalg{target=vulkan}' | filecheck %s --check-prefix=VULKAN
 
 // The lowering for CUDA and ROCm: what their descriptions (lowering/targets.py) change against
 // the CPU's.
@@ -29,6 +30,16 @@
 // GPU: linalg.matmul ins(%arg0, %arg1 : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%{{.*}} : tensor<4x3xf32>)
 // GPU: arith.bitcast %{{.*}} : f32 to i32
 // GPU: arith.bitcast %{{.*}} : i16 to bf16
+// Vulkan (bf16_matmul_widened: its SPIR-V matmul code cannot read or write BF16 buffers) widens
+// each operand in a dispatch of its own, multiplies in F32, and rounds in a dispatch after.
+// VULKAN-LABEL: func.func @bf16_dot
+// VULKAN: arith.extf %{{.*}} : bf16 to f32
+// VULKAN: %[[A:.*]] = util.optimization_barrier %{{.*}} : tensor<4x8xf32>
+// VULKAN: arith.extf %{{.*}} : bf16 to f32
+// VULKAN: %[[B:.*]] = util.optimization_barrier %{{.*}} : tensor<8x3xf32>
+// VULKAN: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xf32>, tensor<8x3xf32>)
+// VULKAN: %[[Q:.*]] = util.optimization_barrier %[[P]] : tensor<4x3xf32>
+// VULKAN: linalg.generic {{.*}} ins(%[[Q]] : tensor<4x3xf32>) outs(%{{.*}} : tensor<4x3xbf16>)
 
 // An F32 product as three BF16 products summed in F32 (f32_products = bf16x3: tensor cores),
 // each operand split into its high part, that part with infinities and NaNs as 0, and the
