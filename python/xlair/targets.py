@@ -73,6 +73,15 @@ VULKAN_GENERIC = (
     'max_thread_count_per_workgroup = 1024, max_workgroup_memory_bytes = 32768, '
     'max_workgroup_counts = [65535, 65535, 65535]>>}>]> : !hal.device')
 
+#: Vulkan's own flags.  No indirect command buffers: with them (IREE 3.13's default), a module's
+#: command buffers are recorded once and replayed with each call's buffers in a binding table,
+#: and on Vulkan a call that passes a buffer an earlier call passed too read wrong data (a
+#: concatenation of two arguments, the second one the same xla.Array each call: every other
+#: call returned the first call's rows and zeros; JAX's lax_vmap_test testStack / testSplit /
+#: testUnstack on xlair_vulkan, lavapipe).  Recorded per call, every call is right
+#: (docs/iree-limits.md)
+VULKAN_FLAGS = ("--iree-hal-indirect-command-buffers=false",)
+
 #: The alignment (bytes) the CPU code of a program with a large parameter assumes of its
 #: buffers (compile.program_flags).  IREE assumes 64 by default, and its code then faults on
 #: memory aligned to less (a numpy array imported without a copy, at 16 mod 64 as numpy's large
@@ -88,7 +97,7 @@ TARGETS = {
                   _COMMON + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all",
                              "--iree-llvmcpu-mlir-opt-level=O3"),
                   cpus.CPU_FLAG, "host", cpus.DOCUMENTED),
-    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON, "--iree-vulkan-target", "generic",
+    "vulkan": Target("vulkan", "vulkan-spirv", "vulkan", _COMMON + VULKAN_FLAGS, "--iree-vulkan-target", "generic",
                      ("generic", "pascal", "ampere", "rdna3", "valhall", "vp_android_baseline_2022"),
                      (("generic", VULKAN_GENERIC),)),
     "cuda": Target("cuda", "cuda", "cuda", _COMMON, "--iree-cuda-target", "sm_80",

@@ -212,6 +212,24 @@ def test_arrays_on_vulkan_and_across_targets():
     assert moved.target == "vulkan" and np.asarray(moved).sum() == 0
 
 
+@pytest.mark.skipif("vulkan" not in E2E_TARGETS, reason="no Vulkan device here (lavapipe not installed)")
+def test_vulkan_array_passed_again_to_a_replayed_command_buffer():
+    """One Vulkan Array passed to every call of a program, beside a new one each call (JAX's
+    lax_vmap_test testStack on xlair_vulkan): with IREE's indirect command buffers (recorded
+    once, replayed with each call's bindings) every other call returned the first call's rows
+    and zeros; Vulkan's flags now record them per call (targets.VULKAN_FLAGS).  Against numpy."""
+    b = xla.Builder("stack_two")
+    x, y = b.parameter(0, Shape(F32, [2, 3])), b.parameter(1, Shape(F32, [2, 3]))
+    O.concatenate([O.reshape(x, [1, 2, 3]), O.reshape(y, [1, 2, 3])], 0)
+    exe = xla.compile(b.build(), target="vulkan")
+    rng = np.random.default_rng(0)
+    xs, y_host = rng.standard_normal((4, 2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    y_dev = xla.device_put(y_host, target="vulkan")
+    for k in range(4):
+        out = exe(xla.device_put(xs[k], target="vulkan"), y_dev)
+        np.testing.assert_array_equal(np.asarray(out), np.stack([xs[k], y_host]), err_msg=f"call {k}")
+
+
 def test_scalar_results_and_s32():
     b = xla.Builder("count")
     x = b.parameter(0, Shape(S32, (5,)), "x")
