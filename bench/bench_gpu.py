@@ -323,7 +323,9 @@ def _gpu_info() -> dict:
 
 def _run_xlair(path, target, ins):
     """(cold load + first call seconds, first results, numpy-in/out seconds, device-resident
-    seconds) of one artifact."""
+    seconds, the results of one more device-resident call) of one artifact.  The last call
+    passes the same Arrays as the timed ones: on Vulkan, IREE's replayed command buffers read
+    an earlier call's buffers then (docs/iree-limits.md); its results are checked too."""
     import xlair as xla
     t = time.perf_counter()
     exe = xla.load(path, target=target)
@@ -333,7 +335,8 @@ def _run_xlair(path, target, ins):
     host = _median_time(lambda: [np.asarray(r) for r in _as_list(exe(*ins))])
     dev_ins = [xla.device_put(a, target=target) for a in ins]
     dev = _median_time(lambda: exe(*dev_ins))
-    return cold, [np.asarray(r) for r in first], host, dev
+    again = [np.asarray(r) for r in _as_list(exe(*dev_ins))]
+    return cold, [np.asarray(r) for r in first], host, dev, again
 
 
 def _as_list(r):
@@ -383,7 +386,7 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
             else:
                 ins = _inputs([(tuple(s), d) for s, d in rec["specs"]], rec["seed"])
             try:
-                cold, got, host, dev = _run_xlair(folder / rec["xlair"], target, ins)
+                cold, got, host, dev, again = _run_xlair(folder / rec["xlair"], target, ins)
                 r.update(cold_s=cold, xlair_numpy_s=host, xlair_device_s=dev)
             except Exception as e:  # noqa: BLE001  (IREE's runtime errors: the finding itself)
                 r["status"] = f"failed: {type(e).__name__}: {str(e)[:400]}"
@@ -409,11 +412,19 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
                 bad = [f"relative error {err:.2e} > {rec['tol']}"] if err > rec["tol"] else []
             else:
                 bad = ["no XLA:GPU result to check against"]
+            if section != "workloads":
+                resident_bad = mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), again, got)
+            else:
+                resident_bad = [] if max(_rel_err(a, g) for a, g in zip(again, got)) <= rec["tol"] else ["differs"]
+            if resident_bad:
+                bad.append("a device-resident call (the same Arrays again) differs from the first call: "
+                           + "; ".join(resident_bad)[:200])
             r["status"] = "ok" if not bad else "mismatch: " + "; ".join(bad)[:400]
             if vulkan and rec.get("vulkan"):
                 try:
-                    vcold, vgot, vhost, vdev = _run_xlair(folder / rec["vulkan"], "vulkan", ins)
-                    vbad = mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), vgot, want)
+                    vcold, vgot, vhost, vdev, vagain = _run_xlair(folder / rec["vulkan"], "vulkan", ins)
+                    vbad = mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), vgot, want) + \
+                        mismatches(SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]), vagain, want)
                     r.update(vulkan_device_s=vdev, vulkan_status="ok" if not vbad else "mismatch: " + "; ".join(vbad)[:200])
                 except Exception as e:  # noqa: BLE001
                     r["vulkan_status"] = f"failed: {type(e).__name__}: {str(e)[:200]}"
