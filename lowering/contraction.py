@@ -136,7 +136,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
                       lambda x, y, acc: add([acc, mul([x, y], [et, et], et)], [et, et], et))[0]
     res = _regroup(res, list(out.dims), [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nn)],
                    expand=True)
-    if named is not None and nm and nn and _fans_out(lw):
+    if named is not None and OWN in lw.op.attributes and ((nm and nn) or options().desc.bf16_matmul_widened):
         res = barrier(res)
     return res
 
@@ -174,8 +174,8 @@ def _bf16x3(named, a: ir.Value, b: ir.Value, init: ir.Value) -> ir.Value:
     return res
 
 
-#: the discardable attribute mark_forking_products sets on a product that is kept a dispatch of its own
-FORKS = "xlair.forks"
+#: the discardable attribute mark_own_products sets on a product that is kept a dispatch of its own
+OWN = "xlair.own_dispatch"
 
 
 def _shared_transposed(lw, name: str, t: ir.Value, src: ir.Value) -> ir.Value:
@@ -187,10 +187,6 @@ def _shared_transposed(lw, name: str, t: ir.Value, src: ir.Value) -> ir.Value:
     if t is src or not options().desc.cpu_kernels or sum(1 for _ in lw.value(name).uses) < 2:
         return t
     return barrier(t)
-
-
-def _fans_out(lw) -> bool:
-    return FORKS in lw.op.attributes
 
 
 def _forks(v: ir.Value) -> bool:
@@ -208,22 +204,45 @@ def _forks(v: ir.Value) -> bool:
     return False
 
 
-def mark_forking_products(module: ir.Module) -> None:
-    """Marks (FORKS) each Dot / DotGeneral whose product feeds a chain of element-wise ops that
-    forks, before any op is lowered (the patterns run in no fixed order, so a lowering cannot
-    see its users as xla ops).  On the CPU, IREE's data tiling fuses such a chain into the
-    matmul's dispatch as one multi-result element-wise op and sizes its result tiles on the
-    stack: "'func.func' op exceeded stack allocation limit of 32768 bytes" (an optax Adam update
-    of a 784x256 weight gradient: 116 KB for two results, 231 KB for three; a flax Dense
-    128->512 and gelu under jax.grad: 100 KB).  lower_dot_general keeps a marked product a
-    dispatch of its own; a chain that does not fork (bias, activation) still fuses into the
-    matmul."""
+def _holds_bf16(module: ir.Module) -> bool:
+    """Whether an op of the module reads or makes a BF16 tensor."""
+    found = []
+
+    def visit(op):
+        op = getattr(op, "operation", op)
+        if any("bf16" in str(v.type) for v in (*op.operands, *op.results)):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return bool(found)
+
+
+def mark_own_products(module: ir.Module) -> None:
+    """Marks (OWN) each Dot / DotGeneral whose product lower_dot_general keeps a dispatch of
+    its own, before any op is lowered (the patterns run in no fixed order, so a lowering cannot
+    see its users as xla ops).  By the target's description:
+    - cpu_kernels: a product that feeds a chain of element-wise ops that forks.  On the CPU,
+      IREE's data tiling fuses such a chain into the matmul's dispatch as one multi-result
+      element-wise op and sizes its result tiles on the stack: "'func.func' op exceeded stack
+      allocation limit of 32768 bytes" (an optax Adam update of a 784x256 weight gradient:
+      116 KB for two results, 231 KB for three; a flax Dense 128->512 and gelu under jax.grad:
+      100 KB).  A chain that does not fork (bias, activation) still fuses into the matmul.
+    - bf16_matmul_widened: every product of a module that holds BF16 tensors.  IREE's SPIR-V
+      code cannot read or write BF16 in a matmul's dispatch ("failed to legalize operation
+      'vector.bitcast'"), and it fuses element-wise consumers into the matmul, with the BF16
+      reads of their other operands (JAX's nn_test testDotProductAttentionBiasGradient on
+      xlair_vulkan: a BF16 bias converted and added to the scaled F32 scores)."""
+    desc = options().desc
+    bf16 = desc.bf16_matmul_widened and _holds_bf16(module)
+    if not (desc.cpu_kernels or bf16):
+        return
     unit = ir.UnitAttr.get(module.context)
 
     def visit(op):
         op = getattr(op, "operation", op)
-        if op.name in ("xla.dot_general", "xla.dot") and _forks(op.results[0]):
-            op.attributes[FORKS] = unit
+        if op.name in ("xla.dot_general", "xla.dot") and (bf16 or (desc.cpu_kernels and _forks(op.results[0]))):
+            op.attributes[OWN] = unit
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
 

@@ -42,7 +42,7 @@ from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, linalg_expand, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
-from .contraction import fold_transpose_of_dot, mark_forking_products
+from .contraction import fold_transpose_of_dot, mark_own_products
 from .control_flow import even_out_loops, mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
 from .bindings import split_wide_fusions
 from .device_loops import device_loops
@@ -310,8 +310,7 @@ def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
     elementwise_loops(module)
     mark_counted_loops(module)
-    if registry.options().desc.cpu_kernels:
-        mark_forking_products(module)
+    mark_own_products(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
     _simplify_patterns(ps)

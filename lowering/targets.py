@@ -64,7 +64,7 @@ class TargetDescription:
     # --- forms for IREE -------------------------------------------------------------------
     #: xlair's hand-written CPU forms: tile sizes (lowering/contraction.py, reduction.py), the
     #: Sort kernel (lowering/sort.py), iree_linalg_ext.gather, the tiled SelectAndScatter, and
-    #: the products kept out of a forking chain (contraction.mark_forking_products) or of a
+    #: the products kept out of a forking chain (contraction.mark_own_products) or of a
     #: shared transpose's producer for IREE's CPU data tiling
     cpu_kernels: bool = False
     #: a convolution the CPU computes as one matmul of patches where that pays

@@ -499,3 +499,28 @@ def test_failed_to_legalize_operation_vector_bitcast_bf16_matmul_vulkan(result):
     want = a.astype(np.float64) @ c.astype(np.float64)
     # summed in F32 (one rounding of each partial sum), the BF16 result rounded once more
     np.testing.assert_allclose(got, want, rtol=2.0 ** -8 if result == "bf16" else 1e-5, atol=1e-4)
+
+
+def test_failed_to_legalize_operation_vector_bitcast_bf16_operand_fused_into_matmul_vulkan():
+    """An F32 product scaled and added to a BF16 tensor converted to F32 (the gradient of JAX's
+    dot_product_attention with a BF16 bias, nn_test testDotProductAttentionBiasGradient on
+    xlair_vulkan): IREE fused the conversion and the add into the matmul's dispatch, whose
+    SPIR-V code then read BF16 through a vector.bitcast it could not lower ("failed to legalize
+    operation 'vector.bitcast'").  On Vulkan every product of a module that holds BF16 is now a
+    dispatch of its own (contraction.mark_own_products).  Against numpy."""
+    import ml_dtypes
+    from xlair.dialect.types import BF16
+    from xlair.targets import device_available
+    b = xla.Builder("scores_plus_bf16_bias")
+    q, k = b.parameter(0, Shape(F32, [4, 64, 32])), b.parameter(1, Shape(F32, [4, 32, 64]))
+    bias = b.parameter(2, Shape(BF16, [4, 64, 64]))
+    s = O.dot_general(q, k, xla.DotDimensionNumbers((2,), (1,), (0,), (0,)))
+    O.add(O.mul(s, O.broadcast(O.constant(b, np.float32(0.125)), [4, 64, 64])), O.convert_element_type(bias, F32))
+    exe = xla.compile(b.build(), target="vulkan")
+    if not device_available("vulkan"):
+        pytest.skip("compiled; no Vulkan device to run it on")
+    rng = np.random.default_rng(6)
+    qn, kn = rng.standard_normal((4, 64, 32)).astype(np.float32), rng.standard_normal((4, 32, 64)).astype(np.float32)
+    bn = rng.standard_normal((4, 64, 64)).astype(ml_dtypes.bfloat16)
+    want = 0.125 * (qn.astype(np.float64) @ kn) + bn.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(exe(qn, kn, bn)), want, rtol=1e-5, atol=1e-5)
