@@ -62,7 +62,7 @@ def initialize() -> None:
     loudly when JAX_PLATFORMS names it)."""
     from jax._src import xla_bridge
     from .engine import platform_of
-    from .lowerings import register
+    from .lowerings import GPU_CPU_RULES, register
     xla_bridge.register_plugin(PLATFORM, priority=PRIORITY, c_api=capsule())
     register(PLATFORM)
     for target in gpu_platforms():
@@ -70,4 +70,4 @@ def initialize() -> None:
         xla_bridge.register_plugin(name, priority=PRIORITY - 1, options={"target": target},
                                    c_api=capsule(python=True))
         xla_bridge._backend_factories[name].fail_quietly = True
-        register(name)
+        register(name, also=GPU_CPU_RULES)
