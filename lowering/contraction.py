@@ -89,11 +89,14 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     rdims = [rhs_s.dims[d] for d in rb + rc + rfree]
     if k == 1:
         # nothing to sum: a broadcast product over the output (IREE's data tiling breaks on
-        # K = 1 contractions fed by reductions)
+        # K = 1 contractions fed by reductions); its operands read from dispatches of their
+        # own where the target's broadcast_product_barriers says so
         no = nb + nm + nn
         amap = affine_map(no, list(range(nb + nm)) + [None] * nk)
         bmap = affine_map(no, list(range(nb)) + [None] * nk + list(range(nb + nm, no)))
         mul = SCALAR["xla.mul"]
+        if options().desc.broadcast_product_barriers:
+            lhs_t, rhs_t = barrier(lhs_t), barrier(rhs_t)
         return generic([lhs_t, rhs_t], [amap, bmap], [empty(out)], [affine_map(no, list(range(no)))],
                        ["parallel"] * no, lambda x, y, _o: mul([x, y], [et, et], et))[0]
     a = _regroup(lhs_t, ldims, [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nk)])

@@ -95,6 +95,11 @@ class TargetDescription:
     #: BF16 buffers through a vector.bitcast it cannot lower: "failed to legalize operation
     #: 'vector.bitcast'").  The sums in F32 and one rounding are XLA's numerics too
     bf16_matmul_widened: bool = False
+    #: a matrix product with nothing to sum (K = 1: a broadcast product, lowering/contraction.py)
+    #: reads its operands from dispatches of their own (IREE's SPIR-V code for a reduction fused
+    #: into it gave wrong products: half of moe_top2_grad's output, its einsum "te,td->etd" of
+    #: a one-hot sum, on lavapipe)
+    broadcast_product_barriers: bool = False
     #: a grouped 3-D depthwise convolution with a feature multiplier as the generic form (IREE
     #: 3.13's SPIR-V code for depthwise_conv_3d_ndhwc_dhwcm left half the outputs zero)
     depthwise_3d_generic: bool = False
@@ -144,7 +149,7 @@ ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
 #: xlair's "generic" target names no device.  16, the most restrictive of IREE's GPU HALs
 #: (CUDA, HIP): desktop drivers allow far more, Vulkan's own minimum is 4
 VULKAN = TargetDescription("vulkan", max_bindings=16, max_reads=12, f32_accumulation=False,
-                           conv_convert_dispatch=True, bf16_matmul_widened=True, depthwise_3d_generic=True, scatter_indexed_windows=True)
+                           conv_convert_dispatch=True, bf16_matmul_widened=True, broadcast_product_barriers=True, depthwise_3d_generic=True, scatter_indexed_windows=True)
 
 DESCRIPTIONS = {d.name: d for d in (CPU, VULKAN, CUDA, ROCM)}
 

@@ -113,3 +113,26 @@ def test_bf16_operands_of_an_f32_product_are_multiplied_as_they_are(tgt):
     got = _run_form(comp, tgt, a, b)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_vulkan_reduction_fused_into_a_broadcast_product():
+    """A sum over one axis read by a product with nothing to sum (JAX's einsum "te,td->etd" of a
+    one-hot's sum in tests/models' moe_top2_grad): IREE fused the reduction into the
+    broadcast product's dispatch, and its SPIR-V code gave wrong products (half the elements,
+    lavapipe).  On Vulkan the product reads its operands from dispatches of their own
+    (broadcast_product_barriers).  Compiled for Vulkan; run where a Vulkan device is, against
+    numpy."""
+    from xlair.targets import device_available
+    from xlair_testing import scalar_computation
+    b = xla.Builder("sum_then_outer")
+    o, y = b.parameter(0, Shape(F32, [12, 2, 4])), b.parameter(1, Shape(F32, [12, 16]))
+    zero = O.constant(b, np.float32(0))
+    s = O.reduce(o, zero, scalar_computation("add", F32), [1])
+    O.transpose(O.dot_general(y, s, xla.DotDimensionNumbers((), (), (0,), (0,))), [2, 0, 1])
+    exe = xla.compile(b.build(), target="vulkan")
+    if not device_available("vulkan"):
+        pytest.skip("compiled; no Vulkan device to run it on")
+    rng = np.random.default_rng(7)
+    on, yn = rng.standard_normal((12, 2, 4)).astype(np.float32), rng.standard_normal((12, 16)).astype(np.float32)
+    want = np.einsum("te,td->etd", on.astype(np.float64).sum(1), yn)
+    np.testing.assert_allclose(np.asarray(exe(on, yn)), want, rtol=1e-5, atol=1e-5)

@@ -2,7 +2,9 @@
 each program's plain `jax.jit` with xlair as JAX's default device (JAX_PLATFORMS=xlair,cpu),
 against the same `jax.jit` on XLA:CPU in the same process, by the suite's own comparison
 (model_compare.mismatches: per-leaf rtol and scaled atol, integers exactly).  All programs run
-in one child process (JAX starts once); each program is a test case reading its outcome."""
+in one child process (JAX starts once); each program is a test case reading its outcome.
+The child takes a platform too: `python -c "$(...CHILD)" tests/models xlair_vulkan` with
+JAX_PLATFORMS=xlair_vulkan,cpu runs the suite on a GPU platform (docs/pjrt.md)."""
 import json
 import os
 import pathlib
@@ -22,8 +24,9 @@ sys.path.insert(0, sys.argv[1])
 import jax
 from model_compare import leaves, mismatches
 from model_programs import PROGRAMS
-XL, CPU = jax.devices("xlair")[0], jax.devices("cpu")[0]
-assert jax.default_backend() == "xlair"
+PLATFORM = sys.argv[2] if len(sys.argv) > 2 else "xlair"     # (or a GPU platform: xlair_vulkan)
+XL, CPU = jax.devices(PLATFORM)[0], jax.devices("cpu")[0]
+assert jax.default_backend() == PLATFORM
 for name in sorted(PROGRAMS):
     prog = PROGRAMS[name]
     try:
@@ -34,7 +37,7 @@ for name in sorted(PROGRAMS):
         on = {d for x in jax.tree_util.tree_leaves(out) if hasattr(x, "devices") for d in x.devices()}
         bad = mismatches(prog, leaves(out), want)
         if on - {XL}:
-            bad.append(f"results on {sorted(map(str, on))}, not on xlair")
+            bad.append(f"results on {sorted(map(str, on))}, not on {PLATFORM}")
     except Exception as e:                           # noqa: BLE001  (the outcome is reported)
         bad = [f"{type(e).__name__}: {str(e)[:2000]}"]
     print("RESULT " + json.dumps({"name": name, "bad": bad}), flush=True)
