@@ -509,7 +509,22 @@ def _call_path(exe: Executable):
         if unshare:
             _unshare(out)
         return out
+    # the resident call as data (RESIDENT's fields), for a caller in C that makes it without
+    # this closure's bytecode: the PJRT plugin's Execute (pjrt/shim.c `call_resident`, 1-2 us
+    # less a call, bench/NOTES.md section 31)
+    call.resident = None if resident is None or not n_in else (
+        new_list, invoke, fn, lock, resident, target,
+        tuple((s, dims, dtype) for s, (dtype, dims, _) in outs), Array, view, device)
     return call
+
+
+#: the fields of a call path's `resident` tuple (pjrt/shim.c reads them by position): IREE's
+#: VmVariantList, the context's invoke, the entry point, the call's lock, per argument leaf its
+#: (dims, dtype), the target, per result leaf its (shape, dims, dtype), the Array type, IREE's
+#: HalBufferView, the device.  A call on Arrays of that target, with those dims and dtypes and
+#: buffers of their own, pushes their buffers, invokes under the lock and makes each result
+#: `Array(view, shape, device, target, dims, dtype)`, as the closure's resident loop does.
+RESIDENT = ("new_list", "invoke", "fn", "lock", "ins", "target", "outs", "array", "view", "device")
 
 
 def _packed_entry(packed, leaves: list, leaves_out: list, vm_module) -> tuple | None:

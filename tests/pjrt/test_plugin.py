@@ -445,6 +445,7 @@ c1 = new_client()
 dev1 = api._live[c1].devices[0]
 b1, b2 = put(c1), put(c1)
 mark("live")
+call("PJRT_Error_Destroy", error=None)      # (JAX destroys a null error after each execution)
 ev = call("PJRT_Buffer_ReadyEvent", buffer=b1)[0].event
 assert event_says(ev) == (True, None, None, None)
 call("PJRT_Event_Destroy", event=ev)
@@ -515,6 +516,34 @@ for _ in range(3):                      # each result destroyed: nothing is left
     call("PJRT_Buffer_Destroy", buffer=r)
     assert r not in api._live
 assert len(api._live) == before
+# the shim makes a steady-state call from the call path's `resident` tuple (shim.c's
+# call_resident), without the closure; the closure makes it where the tuple declines (an
+# argument not of its target) or is None; where IREE fails, Python makes the call again, and
+# the call's lock was released (else that call would hang)
+from xlair import runtime
+prog = api._live[exe].exe
+closure, closure_calls = prog._quick, []
+def counted(flat):
+    closure_calls.append(1)
+    return closure(flat)
+def result(n_closure_calls):
+    closure_calls.clear()
+    r, = execute([x, y])
+    assert np.array_equal(api._live[r].host_view(), host * host + 1)
+    call("PJRT_Buffer_Destroy", buffer=r)
+    assert len(closure_calls) == (n_closure_calls if kind == "shim" else 1), (kind, closure_calls)
+spec = closure.resident
+assert spec is not None and len(spec) == len(runtime.RESIDENT)
+prog._quick = counted
+for resident, n_closure_calls in [(spec, 0), (None, 1), (spec[:5] + (object(),) + spec[6:], 1)]:
+    counted.resident = resident
+    result(n_closure_calls)
+def failing(fn, args, results):
+    raise RuntimeError("IREE failed")
+counted.resident = spec[:1] + (failing,) + spec[2:]
+result(1)                   # (Python's general path: the closure, whose own invoke works)
+result(1)
+prog._quick = closure
 assert "takes 2 arguments; got 1" in execute([x])
 assert "argument 1: not a live xlair Buffer handle" in execute([x, 12345])
 assert "xlair runs on one device; asked for 2" in execute([x, y], num_devices=2)
@@ -617,9 +646,10 @@ def test_events_devices_and_deletion_through_the_table(table):
     if table == "shim":
         hot = {"PJRT_Event_IsReady", "PJRT_Event_Error", "PJRT_Event_Await", "PJRT_Event_OnReady",
                "PJRT_Buffer_ReadyEvent", "PJRT_Buffer_IsDeleted", "PJRT_Buffer_Device", "PJRT_Buffer_Memory",
-               "PJRT_Memory_Kind"}
+               "PJRT_Memory_Kind", "PJRT_Error_Destroy"}
         assert entered["live"] & hot == set(), entered["live"]
-        assert {"PJRT_Buffer_IsDeleted", "PJRT_Buffer_ReadyEvent", "PJRT_Event_Error"} <= entered["delete"]
+        assert {"PJRT_Buffer_IsDeleted", "PJRT_Buffer_ReadyEvent", "PJRT_Event_Error",
+                "PJRT_Error_Destroy"} <= entered["delete"]
         assert entered["destroyed"] & hot == set(), entered["destroyed"]
         assert {"PJRT_Buffer_Device", "PJRT_Buffer_Memory", "PJRT_Memory_Kind"} <= entered["second client"]
     else:

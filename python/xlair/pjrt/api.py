@@ -886,6 +886,8 @@ def _entry(name: str):
             try:
                 if finalizing():
                     return at_exit(p)
+                if _TRACE:
+                    print("xlair pjrt:", name, file=sys.stderr, flush=True)
                 fn(args_t.from_address(p))
             except catch:       # nothing may reach C
                 pass

@@ -5,9 +5,11 @@
  * callback into Python costs ~0.5 us before its body runs.  This library takes that table
  * (the "inner" one) and makes a copy of it in which those fixed-answer calls are answered
  * here, in C, without entering Python; every other slot is the inner table's function
- * pointer, copied.  Loaded with ctypes by shim.py (no Python.h); built by the Makefile.
+ * pointer, copied.  Loaded with ctypes.PyDLL by shim.py; built by the Makefile.
  *
  * Answered here:
+ *   - Error_Destroy of no error (JAX destroys a null error after every execution): nothing to
+ *     do.  An error is forwarded.
  *   - events: xlair's events are all ready when made (engine.Event).  READY_EVENT below is one
  *     static, immortal event; Python hands it out for the readiness of buffers, Execute's
  *     completion and host transfers.  For it, IsReady is true, Error and Await return no error,
@@ -24,14 +26,16 @@
  *     not deleted, and ready with READY_EVENT.  Otherwise forwarded.
  *
  *
- * Read here, run by Python:
+ * Made here through Python's C API, else read here and run by Python:
  *   - LoadedExecutable_Execute and Buffer_Destroy, the two calls of every execution that
- *     have work for Python: their argument structs are read here and Python's function
- *     (api.py `_execute_from_c`, `_destroy_buffer`, registered by xlair_shim_set_python) is
- *     called with plain integers through the C API, without a ctypes thunk and without
- *     ctypes reading the structs (docs/pjrt.md, "Measured overhead").  Forwarded to the inner
- *     table while none is registered, once the interpreter is finalizing (the inner entries
- *     answer then without running the plugin's code), or when the call into Python fails.
+ *     have work for Python.  In the steady state both are made here: Execute from the call
+ *     path's `resident` tuple (run_in_c, call_resident), Destroy by dropping the handle.
+ *     Otherwise their argument structs are read here and Python's function (api.py
+ *     `_execute_from_c`, `_destroy_buffer`, registered by xlair_shim_set_python) is called
+ *     with plain integers, without a ctypes thunk and without ctypes reading the structs
+ *     (docs/pjrt.md, "Measured overhead").  Forwarded to the inner table while none is
+ *     registered, once the interpreter is finalizing (the inner entries answer then without
+ *     running the plugin's code), or when the call into Python fails.
  *
  * Nothing here takes a lock or calls Python while holding anything: jaxlib calls PJRT with
  * or without the GIL, the calls into Python take it (PyGILState_Ensure), and keep an
@@ -59,6 +63,7 @@
 
 typedef struct PJRT_Error PJRT_Error;
 typedef PJRT_Error *(*entry_fn)(void *args);
+typedef void (*void_entry_fn)(void *args);      /* PJRT_Error_Destroy's (kept as an entry_fn) */
 
 /* PJRT_Api: struct_size, extension_start, PJRT_Api_Version, then the function pointers in the
    header's order (abi.FUNCTIONS) and, in xlair's table, null spare slots (abi.SPARE_SLOTS). */
@@ -77,6 +82,7 @@ typedef struct {
 #define HEADER size_t struct_size; void *extension_start
 
 /* the argument structs of the calls answered here (pjrt_c_api.h; abi.ARGS) */
+typedef struct { HEADER; PJRT_Error *error; } error_destroy_args;
 typedef struct { HEADER; void *event; } event_args;            /* Destroy, Error, Await */
 typedef struct { HEADER; void *event; bool is_ready; } event_is_ready_args;
 typedef struct {
@@ -127,7 +133,7 @@ static long deleted_buffers;
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
 /* The inner table's entries for the calls answered here (set by xlair_shim_make). */
-static entry_fn inner_event_destroy, inner_event_is_ready, inner_event_error, inner_event_await,
+static entry_fn inner_error_destroy, inner_event_destroy, inner_event_is_ready, inner_event_error, inner_event_await,
     inner_event_on_ready, inner_num_outputs, inner_buffer_device, inner_buffer_memory,
     inner_memory_kind, inner_buffer_is_deleted, inner_buffer_ready_event, inner_execute,
     inner_buffer_destroy;
@@ -137,7 +143,8 @@ static entry_fn inner_event_destroy, inner_event_is_ready, inner_event_error, in
    strong references, never released (JAX may call at exit; the finalizing check comes
    first). */
 static PyObject *py_execute, *py_destroy, *py_live, *py_exe_type, *py_buffer_type;
-static PyObject *str_for_c, *str_quick, *str_array;
+static PyObject *str_for_c, *str_quick, *str_array, *str_resident, *str_dtype, *str_target,
+    *str_bv, *str_shape, *str_push_ref, *str_acquire, *str_release, *str_get_as_object;
 /* XLAIR_PJRT_TRACE: the calls made here say so on stderr, as api.py's entries do */
 static int trace;
 
@@ -148,6 +155,13 @@ static int trace;
 #endif
 
 /* ---- the calls ----------------------------------------------------------------------- */
+
+/* (returns nothing: the table's slot is called as a void function) */
+static void error_destroy(void *p) {
+    error_destroy_args *a = p;
+    if (a->error != NULL)
+        ((void_entry_fn)inner_error_destroy)(p);
+}
 
 static PJRT_Error *event_destroy(void *p) {
     event_args *a = p;
@@ -265,8 +279,106 @@ static PyObject *live_object(void *handle, PyObject *type) {
     return obj != NULL && (PyObject *)Py_TYPE(obj) == type ? obj : NULL;
 }
 
+/* The positions of a call path's `resident` tuple (runtime.RESIDENT). */
+enum { R_NEW_LIST, R_INVOKE, R_FN, R_LOCK, R_INS, R_TARGET, R_OUTS, R_ARRAY, R_VIEW, R_DEVICE, R_SIZE };
+
+/* `self.name(args...)`: a new reference, or NULL with an exception. */
+#define METHOD(name, ...) \
+    PyObject_VectorcallMethod((name), (PyObject *[]){__VA_ARGS__}, \
+                              sizeof((PyObject *[]){__VA_ARGS__}) / sizeof(PyObject *) | \
+                                  PY_VECTORCALL_ARGUMENTS_OFFSET, NULL)
+
+/* An attribute of an object (a borrowed reference: the object holds it), or NULL with an
+   exception. */
+static PyObject *attr(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    Py_XDECREF(v);          /* (the object's slot keeps it) */
+    return v;
+}
+
+/* The call of runtime._call_path's closure on device-resident Arrays, made from its
+   `resident` tuple (runtime.RESIDENT) as the closure's resident loop makes it, without its
+   bytecode: the arguments' buffers pushed, the entry point invoked under the call's lock,
+   each result an Array of its buffer.  A new list of the result Arrays; or NULL with
+   `*declined` (an argument is not such an Array, or the tuple is not one: the closure makes
+   the call) or without (IREE failed, or Python did: the caller's general path makes it
+   again, as when the closure returns IREE_FAILED).  Needs the GIL. */
+static PyObject *call_resident(PyObject *spec, PyObject *arrays, bool *declined) {
+    *declined = true;
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != R_SIZE)
+        return NULL;
+#define R(i) PyTuple_GET_ITEM(spec, (i))
+    PyObject *ins = R(R_INS), *outs = R(R_OUTS), *target = R(R_TARGET), *array_type = R(R_ARRAY);
+    Py_ssize_t n = PyList_GET_SIZE(arrays);
+    if (!PyTuple_CheckExact(ins) || PyTuple_GET_SIZE(ins) != n || !PyTuple_CheckExact(outs))
+        return NULL;
+    PyObject *args = NULL, *results = NULL, *out = NULL;
+    PyObject *count = PyLong_FromSsize_t(n);
+    args = count == NULL ? NULL : PyObject_CallOneArg(R(R_NEW_LIST), count);
+    Py_XDECREF(count);
+    for (Py_ssize_t i = 0; args != NULL && i < n; i++) {
+        PyObject *a = PyList_GET_ITEM(arrays, i), *want = PyTuple_GET_ITEM(ins, i), *bv, *shape;
+        if ((PyObject *)Py_TYPE(a) != array_type || !PyTuple_CheckExact(want) ||
+            PyTuple_GET_SIZE(want) != 2 || attr(a, str_dtype) != PyTuple_GET_ITEM(want, 1) ||
+            attr(a, str_target) != target || (bv = attr(a, str_bv)) == NULL || bv == Py_None ||
+            (shape = attr(a, str_shape)) == NULL ||
+            PyObject_RichCompareBool(shape, PyTuple_GET_ITEM(want, 0), Py_EQ) != 1)
+            goto out;
+        PyObject *pushed = METHOD(str_push_ref, args, bv);
+        if (pushed == NULL)
+            goto out;
+        Py_DECREF(pushed);
+    }
+    if (args == NULL)
+        goto out;
+    *declined = false;
+    Py_ssize_t m = PyTuple_GET_SIZE(outs);
+    count = PyLong_FromSsize_t(m);
+    results = count == NULL ? NULL : PyObject_CallOneArg(R(R_NEW_LIST), count);
+    Py_XDECREF(count);
+    if (results == NULL)
+        goto out;
+    PyObject *lock = R(R_LOCK), *held = METHOD(str_acquire, lock);
+    if (held == NULL)
+        goto out;
+    Py_DECREF(held);
+    PyObject *invoked = PyObject_Vectorcall(R(R_INVOKE), (PyObject *[]){R(R_FN), args, results}, 3, NULL);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);        /* (invoke's error, kept over the release) */
+    PyObject *released = METHOD(str_release, lock);
+    Py_XDECREF(released);
+    PyErr_Restore(type, value, traceback);
+    if (invoked == NULL || released == NULL)
+        goto out;
+    Py_DECREF(invoked);
+    if (PyObject_Length(results) != m)
+        goto out;
+    out = PyList_New(m);
+    for (Py_ssize_t i = 0; out != NULL && i < m; i++) {
+        PyObject *kind = PyTuple_GET_ITEM(outs, i), *index = PyLong_FromSsize_t(i), *bv = NULL, *made = NULL;
+        if (index != NULL && PyTuple_CheckExact(kind) && PyTuple_GET_SIZE(kind) == 3)
+            bv = METHOD(str_get_as_object, results, index, R(R_VIEW));
+        if (bv != NULL)
+            made = PyObject_Vectorcall(array_type, (PyObject *[]){bv, PyTuple_GET_ITEM(kind, 0),
+                                       R(R_DEVICE), target, PyTuple_GET_ITEM(kind, 1),
+                                       PyTuple_GET_ITEM(kind, 2)}, 6, NULL);
+        Py_XDECREF(index);
+        Py_XDECREF(bv);
+        if (made == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, made);
+    }
+#undef R
+out:
+    Py_XDECREF(results);
+    Py_XDECREF(args);
+    return out;
+}
+
 /* The steady state's Execute, made here: the arguments' arrays handed to the program's call
-   path (runtime._call_path's closure, `_quick`), its results made buffers (engine.Buffer) and
+   path (runtime._call_path's closure, `_quick`: its `resident` tuple by call_resident, else
+   the closure itself), its results made buffers (engine.Buffer) and
    registered as handles, as api._execute does.  True when done; false when anything is not
    as usual (an argument that is not a live buffer, a count, a device, a deleted executable,
    the call path declining or failing): Python then makes the whole call, its errors
@@ -304,8 +416,16 @@ static bool run_in_c(execute_args *a) {
         }
         PyList_SET_ITEM(arrays, (Py_ssize_t)i, array);
     }
-    if (arrays != NULL)
-        results = PyObject_CallOneArg(quick, arrays);
+    if (arrays != NULL) {
+        bool declined = true;
+        PyObject *spec = PyObject_GetAttr(quick, str_resident);
+        if (spec != NULL && spec != Py_None)
+            results = call_resident(spec, arrays, &declined);
+        Py_XDECREF(spec);
+        PyErr_Clear();
+        if (declined)
+            results = PyObject_CallOneArg(quick, arrays);
+    }
     Py_DECREF(quick);
     if (results == NULL || !PyList_CheckExact(results))
         goto out;
@@ -445,6 +565,7 @@ static const struct {
     entry_fn fn;
     entry_fn *inner;
 } ANSWERS[] = {
+    {"PJRT_Error_Destroy", (entry_fn)error_destroy, &inner_error_destroy},
     {"PJRT_Event_Destroy", event_destroy, &inner_event_destroy},
     {"PJRT_Event_IsReady", event_is_ready, &inner_event_is_ready},
     {"PJRT_Event_Error", event_error, &inner_event_error},
@@ -479,11 +600,14 @@ int xlair_shim_set_python(PyObject *execute_fn, PyObject *destroy_fn, PyObject *
     if (py_execute != NULL || !PyDict_CheckExact(live) || !PyType_Check(exe_type) ||
         !PyType_Check(buffer_type))
         return -1;
-    str_for_c = PyUnicode_InternFromString("_for_c");
-    str_quick = PyUnicode_InternFromString("_quick");
-    str_array = PyUnicode_InternFromString("array");
-    if (str_for_c == NULL || str_quick == NULL || str_array == NULL)
-        return -1;
+    struct { PyObject **s; const char *text; } names[] = {
+        {&str_for_c, "_for_c"}, {&str_quick, "_quick"}, {&str_array, "array"},
+        {&str_resident, "resident"}, {&str_dtype, "dtype"}, {&str_target, "_target"},
+        {&str_bv, "_bv"}, {&str_shape, "shape"}, {&str_push_ref, "push_ref"},
+        {&str_acquire, "acquire"}, {&str_release, "release"}, {&str_get_as_object, "get_as_object"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((*names[i].s = PyUnicode_InternFromString(names[i].text)) == NULL)
+            return -1;
     PyObject *keep[] = {execute_fn, destroy_fn, live, exe_type, buffer_type};
     for (size_t i = 0; i < 5; i++)
         Py_INCREF(keep[i]);
