@@ -370,12 +370,15 @@ def _ask_for_stack(loop: ir.Operation) -> None:
 
 
 def _reads(op: ir.Operation) -> list[ir.Value]:
-    """The tensors `op` reads from outside itself, each once (constants aside: IREE puts them
-    in the dispatch)."""
+    """The tensors `op` reads from outside itself, each once (constants and empty tensors
+    aside: IREE clones them into the dispatch.  An empty tensor packed as a read, the thread
+    form's outputs among them, was a copy of no data: "'stream.async.alloca' op illegal for
+    this phase of lowering", random_distributions on CUDA)."""
     out: list[ir.Value] = []
     for o in [op] + _nested(op):
         for v in o.operands:
-            if is_tensor(v.type) and not _within(v, op) and getattr(defining_op(v), "name", None) != "arith.constant" \
+            if is_tensor(v.type) and not _within(v, op) and \
+                    getattr(defining_op(v), "name", None) not in ("arith.constant", "tensor.empty") \
                     and not any(v == w for w in out):
                 out.append(v)
     return out
@@ -1220,7 +1223,22 @@ def _thread(loop: ir.Operation) -> ir.Operation:
                 at = arith.divui(at, index(d))
             ys.append(tensor.extract(r, ivs))
         linalg.YieldOp(ys)
+    _private_allocations(g.operation)
     return g.operation
+
+
+def _private_allocations(g: ir.Operation) -> None:
+    """Each empty tensor in the thread form's body made a `bufferization.alloc_tensor` of its
+    own.  IREE's CSE merges equal `tensor.empty` ops into one, which the body's loops then all
+    started from; its bufferization gave each a copy of that one, and CUDA's failed on a copy
+    of such a copy ("failed to bufferize op": random_distributions' gamma sampler, threefry's
+    tabulated tensors).  An allocation is not merged: each is a private buffer of its own."""
+    for o in [o for o in _nested(g) if o.name == "tensor.empty" and not o.operands]:
+        with ir.InsertionPoint(o), o.location:
+            made = ir.Operation.create("bufferization.alloc_tensor", results=[o.results[0].type], operands=[],
+                                       attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])})
+        o.results[0].replace_all_uses_with(made.results[0])
+        o.erase()
 
 
 def _inline_calls(loop: ir.Operation, funcs: dict) -> None:

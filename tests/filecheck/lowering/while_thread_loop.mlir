@@ -6,7 +6,8 @@
 // On CUDA and ROCm a loop with small state runs on the device in the GPU's form
 // (lowering/device_loops.py _thread): the body of a linalg.generic with one parallel dimension,
 // one point per element of the largest result, marked xlair.thread_loop; each point copies the
-// loop's initial state into a tensor of its own, runs the loop (its linalg ops scalar loops of
+// loop's initial state into a tensor of its own (a bufferization.alloc_tensor: IREE's CSE merges
+// equal tensor.empty ops, and CUDA's bufferization failed on the copies that made), runs the loop (its linalg ops scalar loops of
 // tensor.extract / tensor.insert) and yields its element of the result.  No flow.dispatch.region
 // (IREE's GPU codegen gives one without a linalg op no pipeline).  `loops=host` and Vulkan keep
 // the host loop.
@@ -15,12 +16,16 @@
 // CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel"]} outs(%{{.*}} : tensor<4xf32>) attrs = {xlair.thread_loop}
 // CHECK-NEXT: ^bb0(%{{.*}}: f32):
 // CHECK-NEXT: %[[P:.*]] = linalg.index 0 : index
+// CHECK-NOT: tensor.empty
+// CHECK: bufferization.alloc_tensor() : tensor<4xf32>
+// CHECK-NOT: tensor.empty
 // CHECK: %[[INIT:.*]] = scf.for {{.*}} -> (tensor<4xf32>)
 // CHECK: tensor.insert
 // CHECK: %[[LOOP:.*]] = scf.for %{{.*}} = %c1 to %{{.*}} step %c1 iter_args(%{{.*}} = %[[INIT]]) -> (tensor<4xf32>)
 // CHECK-NOT: linalg.generic
 // CHECK: arith.addf
 // CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.empty
 // CHECK: %[[E:.*]] = tensor.extract %[[LOOP]][%{{.*}}] : tensor<4xf32>
 // CHECK-NEXT: linalg.yield %[[E]] : f32
 // CHECK: return
