@@ -328,6 +328,7 @@ def to_linalg(module: ir.Module) -> None:
         raise XlaError(f"'{op.name}' has no lowering to linalg (left: {', '.join(names)})",
                        location=location_str(op.location))
     fold_host_scalars(module)
+    registry.distinct_c128_fills(module)
     passmanager.PassManager.parse("builtin.module(func.func(convert-complex-to-standard))").run(module.operation)
     rewrite.apply_patterns_and_fold_greedily(module, libm.f64_patterns())
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")

@@ -240,18 +240,45 @@ def scalar_const(et: ElementType, value) -> ir.Value:
     return arith.constant(t, ir.FloatAttr.get(t, float(np.asarray(value, et.dtype).astype(np.float64))))
 
 
+#: the mark of a C128 fill (fill()); distinct_c128_fills numbers them
+C128_FILL = "xlair.c128_fill"
+
+
 def fill(shape: Shape, scalar: ir.Value) -> ir.Value:
     """A tensor of `shape` with every element `scalar`.  C128 through a linalg.generic: IREE
-    3.13 turns a linalg.fill into a splat of the element's bits, and has no 128-bit splat."""
+    3.13 turns a linalg.fill into a splat of the element's bits, and has no 128-bit splat.
+    Such a generic is a dispatch of its own, not cloned into its reader's as a fill is; marked
+    C128_FILL, so that each reader keeps its own (distinct_c128_fills)."""
     if shape.element_type.name == "c128":           # from two F64 fills
         from xlair.dialect.ir import complex_d
         n = shape.rank
         part = shape.with_type(shape.element_type.component)
         re, im = (value_of(linalg.fill(f(scalar), outs=[empty(part)])) for f in (complex_d.re, complex_d.im))
         ident = affine_map(n, list(range(n)))
-        return generic([re, im], [ident, ident], [empty(shape)], [ident], ["parallel"] * n,
+        made = generic([re, im], [ident, ident], [empty(shape)], [ident], ["parallel"] * n,
                        lambda a, b, _out: [complex_d.create_(scalar.type, a, b)])[0]
+        made.owner.attributes[C128_FILL] = ir.UnitAttr.get()
+        return made
     return value_of(linalg.fill(scalar, outs=[empty(shape)]))
+
+
+def distinct_c128_fills(module: ir.Module) -> None:
+    """Each C128 fill numbered, so that CSE (xlair's and IREE's) does not merge two.  Merged,
+    one fill outside a loop was the initial value of a reduction in the loop and of one before
+    it (a While's peeled trip): IREE 3.13 updated the reduction's initial value in place, in
+    the fill's buffer, so the loop's second trip started its sums from the first trip's
+    results (`x + x.sum(-1).sum()` in a fori_loop of C128, docs/iree-limits.md)."""
+    found = []
+
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if C128_FILL in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    i64 = ir.IntegerType.get_signless(64)
+    for k, op in enumerate(found):
+        op.attributes[C128_FILL] = ir.IntegerAttr.get(i64, k)
 
 
 def broadcast_scalar(shape: Shape, v: ir.Value) -> ir.Value:

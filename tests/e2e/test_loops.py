@@ -325,3 +325,26 @@ def test_other_run_time_errors_do_not_fall_back(monkeypatch):
     with pytest.raises(xla.XlaError, match="something else"):
         exe(*_counted_args())
     assert len(exe._fallbacks) == 2            # kept for the failure they are for
+
+
+@pytest.mark.parametrize("trips", [2, 3, 5])
+@pytest.mark.parametrize("form", ["sum_sum", "sum0_sum", "masked"])
+def test_c128_reductions_in_a_counted_loop_start_from_their_initial_value(form, trips):
+    """Two chained C128 reductions in a fori_loop: their initial values (zeros) are C128 fills,
+    which IREE cannot splat and xlair makes a generic each.  CSE merged the loop's fills with
+    the peeled trip's, outside the loop; IREE 3.13 then updated that one fill in place, and
+    from the loop's second trip on the sums started from the last trip's (x + x.sum(-1).sum()
+    off by 160).  Each fill is now distinct (registry.distinct_c128_fills).  Reference: jax.jit."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    i = jnp.arange(4)
+    body = {"sum_sum": lambda j, x: x + x.sum(-1).sum(),
+            "sum0_sum": lambda j, x: x + x.sum(0).sum(),
+            "masked": lambda j, x: x + jnp.where(i[None, :] == j, x, 0).sum(-1).sum()}[form]
+    rng = np.random.default_rng(trips)
+    a = (rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))) * 0.5
+    with jax.enable_x64(True):
+        f = lambda x: jax.lax.fori_loop(0, trips, body, x)          # noqa: E731
+        want = np.asarray(jax.jit(f)(a))
+        got = np.asarray(xla.jit(f, cache=False)(a))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
