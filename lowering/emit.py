@@ -161,6 +161,8 @@ class X:
     def minimum(self, o): return self._bin("min", o)
 
     def abs(self): return X(op("abs", self))
+    def real(self): return X(op("real", self)) if self.et.is_complex else self
+    def imag(self): return X(op("imag", self))
     def sqrt(self): return X(op("sqrt", self))
     def sign(self): return X(op("sign", self))
     def isnan(self): return self.ne(self)
@@ -189,8 +191,14 @@ class X:
 
 
 def full(value, et, dims: Sequence[int] = ()) -> X:
-    """`value` of element type `et`, broadcast to `dims`."""
-    c = X(op("constant", value=np.array(value, dtype=Shape(et, ()).dtype)))
+    """`value` of element type `et`, broadcast to `dims`.  A complex one is made of its real
+    and imaginary parts, as the builder makes complex literals (MLIR's bindings cannot read back
+    a complex dense attribute)."""
+    v = np.array(value, dtype=Shape(et, ()).dtype)
+    if v.dtype.kind == "c":
+        c = X(op("complex", X(op("constant", value=np.array(v.real))), X(op("constant", value=np.array(v.imag)))))
+    else:
+        c = X(op("constant", value=v))
     return c.to(dims) if dims else c
 
 

@@ -3,8 +3,8 @@ for targets without a host LAPACK: XLA's expanders (cholesky_expander, qr_expand
 eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
-on the host): the same results, layouts and `info`, for real types (f32, f64), batched over
-the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
+on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
+trsm, getrf and LuDecomposition, complex ones (c64, c128), batched over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
 select rows and columns, so every matrix of a batch takes its own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
@@ -14,7 +14,8 @@ select rows and columns, so every matrix of a batch takes its own pivots):
            partition output") when the input is itself computed, as JAX's symmetrisation is
   trsm     xla.triangular_solve
   getrf    LU with partial pivoting, a While over the columns (the first largest |pivot|, as
-           LAPACK's idamax; 1-based pivots; info = the first zero pivot)
+           LAPACK's idamax; of a complex matrix |re| + |im|, as icamax; 1-based pivots; info =
+           the first zero pivot)
   geqrf    Householder QR, a While over the columns (LAPACK's dlarfg: beta = -sign(alpha) ||x||,
            tau = 0 where the column below the diagonal is zero)
   orgqr    the product of the reflectors applied to the identity, last reflector first
@@ -50,8 +51,11 @@ from .emit import X, full, iota, op, tuple_of, where, counted
 _XLA_TARGETS = {"Qr": "geqrf", "ProductOfElementaryHouseholderReflectors": "orgqr",
                 "LuDecomposition": "LuDecomposition", "Eigh": "Eigh"}
 _LAPACK = re.compile(r"lapack_([sdcz])(\w+)_ffi")
-#: the LAPACK type prefixes expanded (real types; complex ones stay on the host)
+#: the LAPACK type prefixes expanded in every routine (the real types) ...
 _TYPES = "sd"
+#: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
+#: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
+_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -61,9 +65,9 @@ def routine_of(target_name: str, operand_types=()) -> str | None:
     m = _LAPACK.fullmatch(target_name)
     if m:
         name = m.group(2)
-        return name if m.group(1) in _TYPES and name in EXPANDERS else None
+        return name if name in EXPANDERS and (m.group(1) in _TYPES or name in _COMPLEX) else None
     name = _XLA_TARGETS.get(target_name)
-    return name if name and not set(operand_types) & {"c64", "c128"} else None
+    return name if name and (name in _COMPLEX or not set(operand_types) & {"c64", "c128"}) else None
 
 
 def _config(opaque: str) -> dict:
@@ -107,6 +111,12 @@ def _outer(u: X, v: X) -> X:
     return u.reshape(list(u.dims) + [1]) * v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])
 
 
+def _cabs1(x: X) -> X:
+    """|x|, or |re x| + |im x| of a complex x: the magnitude LAPACK's pivot search (i?amax)
+    compares, so that a complex LU takes LAPACK's pivots."""
+    return x.real().abs() + x.imag().abs() if x.et.is_complex else x.abs()
+
+
 def _info_where(bad: X) -> X:
     """info [...] from bad [..., n]: the first bad index + 1, or 0."""
     n = bad.dims[-1]
@@ -128,7 +138,7 @@ def _potrf(args, cfg, outs):
     a = args[0]
     lower = _char(cfg, "uplo", "L") == "L"
     c = X(op("cholesky", a, lower=lower))
-    d = jacobi.diag(c)
+    d = jacobi.diag(c).real()           # (a complex factor's diagonal is real, as LAPACK's)
     return [c, _info_where(d.isnan() | d.le(0))]
 
 
@@ -153,7 +163,7 @@ def lu(a: X) -> tuple[X, X, X, X]:
         rows, cols = iota(bt + [m], -1), iota(bt + [n], -1)
         x, piv, perm, info = s
         col = _col(x, j)
-        mag = where(rows.ge(j), col.abs(), -1)
+        mag = where(rows.ge(j), _cabs1(col), -1)
         best = mag.max(-1)
         p = where(mag.eq(_last(best)), rows, m).min(-1)
         p = where(p.ge(m), j.to(p.dims), p)             # (NaN in the column: no swap)

@@ -241,12 +241,14 @@ for _name, _fn, _core in (("Qr", _geqrf, (2,)), ("ProductOfElementaryHouseholder
 
 
 #: The routines (and XLA's targets) that the GPU targets run as device code, in the real
-#: types (LAPACK prefixes s, d): what lowering/linalg_expand.py expands.  Kept here, as data,
-#: for xlair.targets, which the run side imports (tests/e2e/test_linalg_device.py checks that
-#: the two agree).
+#: types (LAPACK prefixes s, d), and those of them also in the complex types (c, z; XLA's
+#: targets of c64, c128): what lowering/linalg_expand.py expands.  Kept here, as data, for
+#: xlair.targets, which the run side imports (tests/e2e/test_linalg_device.py checks that the
+#: two agree).
 DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "syevd", "gesdd", "gesvd", "Qr",
                              "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
 DEVICE_TYPES = _REAL
+DEVICE_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition"})
 
 
 def on_device(target_name: str, operand_types) -> bool:
@@ -255,6 +257,8 @@ def on_device(target_name: str, operand_types) -> bool:
     routine = routine_of(target_name)
     if routine not in DEVICE_ROUTINES:
         return False
+    if routine in DEVICE_COMPLEX:
+        return True
     if target_name.startswith("lapack_"):
         return target_name[len("lapack_")] in DEVICE_TYPES
     return not set(operand_types) & {"c64", "c128"}

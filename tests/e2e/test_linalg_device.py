@@ -56,7 +56,10 @@ FUNCTIONS = {
 VECTORS = {"eigh", "svd", "svd_tall", "svd_wide_reduced"}
 #: what jax.scipy.linalg does not batch
 UNBATCHED = {"lu"}
-RTOL = {np.float32: 2e-4, np.float64: 1e-9}
+RTOL = {np.float32: 2e-4, np.float64: 1e-9, np.complex64: 2e-4, np.complex128: 1e-9}
+#: the functions whose routines (potrf, trsm, getrf) run as device code for complex matrices
+#: too (python/xlair/lapack.py DEVICE_COMPLEX)
+COMPLEX = ["cholesky", "cho_solve", "solve_triangular", "solve", "inv", "det", "slogdet", "lu_factor", "lu"]
 
 
 def _device_form(comp: Computation) -> Computation:
@@ -69,12 +72,16 @@ def _device_form(comp: Computation) -> Computation:
 
 
 def _mat(shape, dt, seed):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dt)
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if np.dtype(dt).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dt)
 
 
 def _run(name, a, target):
     fn = FUNCTIONS[name]
-    x64 = a.dtype == np.float64
+    x64 = a.dtype in (np.float64, np.complex128)
     with jax.enable_x64(x64):
         want = [np.asarray(w) for w in jax.tree_util.tree_leaves(jax.jit(fn)(a))]
         if target == "cpu":
@@ -135,6 +142,27 @@ def test_device_form_on_cpu_matches_jax(name, shape, dt):
     _check(name, _mat(shape, dt, len(name)), "cpu")
 
 
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
+@pytest.mark.parametrize("shape", [(5, 5), (2, 4, 4)], ids=["5x5", "batch2x4x4"])
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_device_form_on_cpu_matches_jax(name, shape, dt):
+    """Complex Cholesky, triangular solves and LU as device code: LAPACK's results, the LU's
+    pivots included (the pivot search compares |re| + |im|, as LAPACK's icamax does)."""
+    if len(shape) > 2 and name in UNBATCHED:
+        pytest.skip(f"jax's {name} takes one matrix")
+    _check(name, _mat(shape, dt, len(name)), "cpu")
+
+
+def test_complex_lu_takes_lapacks_pivot_where_modulus_and_cabs1_disagree():
+    """Column 0 holds 3+3j (|z| 4.24, |re|+|im| 6) and 5 (|z| 5, |re|+|im| 5): LAPACK's cgetrf
+    pivots on row 1, where a modulus search would take row 2."""
+    a = np.array([[1, 2, 0], [3 + 3j, 1, 1], [5, 0, 2]], np.complex64)
+    got, want = _run("lu_factor", a, "cpu")
+    assert want[1][0] == 1                                      # jaxlib's pivot (LAPACK's)
+    np.testing.assert_array_equal(got[1], want[1])
+    _close(got[0], want[0], 2e-6)
+
+
 def _hilbert(n):
     i = np.arange(n)
     return 1.0 / (i[:, None] + i[None, :] + 1.0)
@@ -183,6 +211,13 @@ def test_device_form_on_vulkan(name):
     _check(name, _mat((2, 4, 4), np.float32, len(name)), "vulkan")
 
 
+@pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor"])
+def test_complex_device_form_on_vulkan(name):
+    if "vulkan" not in E2E_TARGETS:
+        pytest.skip("no Vulkan device on this machine")
+    _check(name, _mat((2, 4, 4), np.complex64, len(name)), "vulkan")
+
+
 def test_the_targets_table_names_what_is_expanded():
     """xlair.targets reads which calls run as device code from xlair.lapack (the run side may
     not import the lowering): the same calls lowering/linalg_expand.py expands."""
@@ -197,7 +232,7 @@ def test_the_targets_table_names_what_is_expanded():
 @pytest.mark.parametrize("gpu", ["cuda", "rocm"])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_compiles_for_gpus(name, gpu):
-    for dt in (np.float32, np.float64):
-        with jax.enable_x64(dt == np.float64):
+    for dt in (np.float32, np.float64) + ((np.complex64,) if name in COMPLEX else ()):
+        with jax.enable_x64(dt in (np.float64, np.complex128)):
             comp = xla.from_jax(FUNCTIONS[name], _mat((4, 4) if name in UNBATCHED else (2, 4, 4), dt, 0))
         assert compile_vmfb(comp, gpu)[:8]

@@ -665,8 +665,9 @@ def _has_device(target: str) -> bool:
 @pytest.mark.skipif(not _has_device("vulkan"), reason="no Vulkan device on this machine (lavapipe or a GPU)")
 def test_vulkan_platform_runs_unchanged_jax_programs():
     """JAX_PLATFORMS=xlair_vulkan,...: jax.jit, eager ops, grad, vmap, a while loop, typed
-    PRNG keys and linear algebra (device code on GPU targets) run on xlair's Vulkan device,
-    results on that device and equal to XLA:CPU's; a complex LU is refused with the reason;
+    PRNG keys and linear algebra (device code on GPU targets, a complex LU's included) run on
+    xlair's Vulkan device, results on that device and equal to XLA:CPU's; a complex QR is
+    refused with the reason;
     arrays move between xlair's platforms."""
     run("""
         XL = jax.devices("xlair_vulkan")[0]
@@ -683,15 +684,18 @@ def test_vulkan_platform_runs_unchanged_jax_programs():
         same(jnp.linalg.cholesky, m, rtol=1e-4)
         same(jnp.linalg.solve, m, x, rtol=1e-4, atol=1e-5)
         same(jnp.linalg.det, np.arange(25, dtype=np.float32).reshape(5, 5) % 7 + np.eye(5, dtype=np.float32), rtol=1e-4)
-        # complex LU: XLA:CPU's rule (GPU_CPU_RULES), refused with the reason (JAX's own rule gave
-        # wrong pivots on Vulkan)
+        # complex LU: XLA:CPU's rule (GPU_CPU_RULES: JAX's own rule gave wrong pivots on
+        # Vulkan), run as xlair's complex getrf device code
         c = (np.arange(25).reshape(5, 5) % 7 + 1j * np.eye(5)).astype(np.complex64)
+        same(jnp.linalg.det, c, rtol=1e-4)
+        same(lambda m: jax.scipy.linalg.lu_factor(m)[1], c)                   # LAPACK's pivots
+        # complex QR is not device code yet: refused with the reason
         try:
-            np.asarray(jnp.linalg.det(c))
+            np.asarray(jnp.linalg.qr(c)[1])
         except jax.errors.JaxRuntimeError as e:
-            assert "target vulkan cannot run" in str(e) and "LAPACK getrf" in str(e), e
+            assert "target vulkan cannot run" in str(e) and "Qr: LAPACK Qr" in str(e), e
         else:
-            raise AssertionError("complex det ran on Vulkan")
+            raise AssertionError("complex qr ran on Vulkan")
         on_cpu = jax.device_put(jax.device_put(x, XL), jax.devices("xlair")[0])
         assert on_cpu.devices() == set(jax.devices("xlair")), on_cpu.devices()
         np.testing.assert_array_equal(np.asarray(on_cpu), x)

@@ -11,7 +11,7 @@ from __future__ import annotations
 #: custom call, which xlair runs as device code where it has a device form and refuses with a
 #: TargetLimitation where it has none).  `lu`: JAX's common rule (a Python loop of lax ops)
 #: gave wrong pivots for complex matrices on Vulkan (lavapipe; docs/iree-limits.md), where
-#: xlair's getrf is right for f32 / f64 and refuses complex
+#: xlair's getrf device code is right, complex matrices' included
 GPU_CPU_RULES = ("lu",)
 
 
