@@ -163,6 +163,17 @@ class X:
     def abs(self): return X(op("abs", self))
     def real(self): return X(op("real", self)) if self.et.is_complex else self
     def imag(self): return X(op("imag", self))
+
+    def conj(self) -> "X":
+        """The complex conjugate (a real value itself)."""
+        return X(op("complex", self.real(), -self.imag())) if self.et.is_complex else self
+
+    def abs2(self) -> "X":
+        """|x|^2, of the component type: re^2 + im^2 for a complex x."""
+        if not self.et.is_complex:
+            return self * self
+        re, im = self.real(), self.imag()
+        return re * re + im * im
     def sqrt(self): return X(op("sqrt", self))
     def sign(self): return X(op("sign", self))
     def isnan(self): return self.ne(self)

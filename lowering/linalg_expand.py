@@ -4,7 +4,8 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
-trsm, getrf and LuDecomposition, complex ones (c64, c128), batched over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
+trsm, getrf, LuDecomposition and the Householder QR, complex ones (c64, c128), batched over
+the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
 select rows and columns, so every matrix of a batch takes its own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
@@ -17,8 +18,11 @@ select rows and columns, so every matrix of a batch takes its own pivots):
            LAPACK's idamax; of a complex matrix |re| + |im|, as icamax; 1-based pivots; info =
            the first zero pivot)
   geqrf    Householder QR, a While over the columns (LAPACK's dlarfg: beta = -sign(alpha) ||x||,
-           tau = 0 where the column below the diagonal is zero)
-  orgqr    the product of the reflectors applied to the identity, last reflector first
+           tau = 0 where the column below the diagonal is zero; zlarfg for complex columns:
+           beta real, -sign(re alpha) ||x||, tau = 0 only where alpha is real too; the trailing
+           columns take H^H = I - conj(tau) v v^H)
+  orgqr    the product of the reflectors applied to the identity, last reflector first (ungqr:
+           H = I - tau v v^H)
   syevd    cyclic Jacobi (lowering/jacobi.py) on the matrix read from its `uplo` triangle;
            eigenvalues ascending
   gesdd / gesvd  two-sided Jacobi on the square factor: of a itself, or of R from a's QR (a
@@ -55,7 +59,7 @@ _LAPACK = re.compile(r"lapack_([sdcz])(\w+)_ffi")
 _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
-_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition"})
+_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -109,6 +113,11 @@ def _last(x: X) -> X:
 
 def _outer(u: X, v: X) -> X:
     return u.reshape(list(u.dims) + [1]) * v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])
+
+
+def _as(x: X, et) -> X:
+    """A real x as element type et: complex(x, 0) for a complex et."""
+    return X(op("complex", x, x.const(0))) if et.is_complex else x
 
 
 def _cabs1(x: X) -> X:
@@ -203,6 +212,7 @@ def householder_qr(a: X) -> tuple[X, X]:
     tau [..., k])."""
     *bt, m, n = a.dims
     k = min(m, n)
+    complex_ = a.et.is_complex
 
     def step(j, s):
         x, tau = s
@@ -211,15 +221,18 @@ def householder_qr(a: X) -> tuple[X, X]:
         col = _col(x, j)
         alpha = _at(col, j)
         below = where(rows.gt(j), col, 0)
-        xn2 = (below * below).sum(-1)
-        norm = (alpha * alpha + xn2).sqrt()
-        zero = xn2.eq(0)
-        beta = where(zero, alpha, where(alpha.ge(0), -norm, norm))
+        xn2 = below.abs2().sum(-1)
+        norm = (alpha.abs2() + xn2).sqrt()
+        re = alpha.real()
+        # (zlarfg: nothing to do where the column below is zero and alpha is real)
+        zero = xn2.eq(0) & alpha.imag().eq(0) if complex_ else xn2.eq(0)
+        beta = _as(where(zero, re, where(re.ge(0), -norm, norm)), a.et)      # real, as LAPACK's
         t = where(zero, 0, (beta - alpha) / where(zero, 1, beta))
         scale = where(zero, 1, alpha - beta)
         v = where(rows.gt(j), below / _last(scale), where(rows.eq(j), full(1, a.et), full(0, a.et)))
-        w = (_last(v) * x).sum(-2)                          # v^T x: [..., n]
-        x = where(ci.gt(j), x - _outer(v * _last(t), w), x)
+        w = (_last(v.conj()) * x).sum(-2)                   # v^H x: [..., n]
+        # (geqr2 applies H^H = I - conj(tau) v v^H)
+        x = where(ci.gt(j), x - _outer(v * _last(t.conj()), w), x)
         x = where(ci.eq(j) & ri.ge(j), where(ri.eq(j), _last(_last(beta)), _last(v)), x)
         tau = where(iota(tau.dims, -1).eq(j), _last(t), tau)
         return [x, tau]
@@ -239,7 +252,7 @@ def householder_product(a: X, tau: X) -> X:
         rows = iota(bt + [m], -1)
         j = (k - 1) - i
         v = where(rows.gt(j), _col(a, j), where(rows.eq(j), full(1, a.et), full(0, a.et)))
-        w = (_last(v) * q).sum(-2)
+        w = (_last(v.conj()) * q).sum(-2)                   # v^H q; H = I - tau v v^H
         return [q - _outer(v * _last(_at(tau, j)), w), a, tau]
 
     return counted(k, [q0, a, tau], step)[0]
@@ -301,7 +314,7 @@ def _svd(args, cfg, outs):
     return res + [_nan_info((s, 1))]
 
 
-EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr,
+EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
              "syevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
              "Eigh": _eigh}
 
