@@ -84,15 +84,26 @@ class _Step:
         """v[..., sel_i] for a batch of vectors [..., n]: [..., n/2]."""
         return _contract(v, sel, -1, -1)
 
-    def rotation(self, c: X, s: X) -> X:
+    def _at_pq(self, x: X) -> X:
+        """[..., n, n] holding x [..., n/2] at (p, q) of each pair."""
+        return _contract(x.reshape(list(x.dims) + [1]) * self.p, self.q, -2, 0)
+
+    def rotation(self, c: X, s: X, e: X | None = None) -> X:
         """J [..., n, n]: J[p,p] = J[q,q] = c, J[p,q] = s, J[q,p] = -s for each pair (c, s
-        [..., n/2]), the identity elsewhere."""
-        cv = _contract(c, self.p + self.q, -1, 0)            # [..., n]
-        sp = s.reshape(list(s.dims) + [1]) * self.p          # [..., n/2, n]
-        m = _contract(sp, self.q, -2, 0)                     # [..., n, n]: s at (p, q)
+        [..., n/2]), the identity elsewhere.  With a phase e (complex, |e| = 1): J[q,q] =
+        c conj(e), J[q,p] = -s conj(e), the rotation of the pair after its off-diagonal
+        element was made real (diag(1, conj(e)) then the real rotation)."""
+        if e is None:
+            cv = _contract(c, self.p + self.q, -1, 0)        # [..., n]
+            m = self._at_pq(s)
+            low = m.mT
+        else:
+            cv = _contract(c, self.p, -1, 0) + _contract(c * e.conj(), self.q, -1, 0)
+            m = self._at_pq(s)
+            low = self._at_pq(s * e.conj()).mT
         n = cv.dims[-1]
         d = where(self.idx.reshape([n, 1]).eq(self.idx.reshape([1, n])), cv.reshape(list(cv.dims) + [1]), 0)
-        return d + m - m.mT
+        return d + m - low
 
 
 def symmetric_rotation(app: X, apq: X, aqq: X) -> tuple[X, X]:
@@ -117,7 +128,7 @@ def _off_and_norm(a: X, idx: X | None = None) -> tuple[X, X]:
     part summed itself: total - diagonal would cancel away what the stopping test looks at)."""
     n = a.dims[-1]
     idx = iota([n], 0) if idx is None else idx
-    sq = a * a
+    sq = a.abs2()
     off = where(idx.reshape([n, 1]).eq(idx.reshape([1, n])), 0, sq).sum([-2, -1])
     return off, sq.sum([-2, -1])
 
@@ -165,25 +176,36 @@ def _apply_perm(v: X, p: X) -> X:
 
 
 def eigh(a: X) -> tuple[X, X]:
-    """Eigenvectors V and eigenvalues w (ascending) of symmetric matrices a [..., n, n]."""
+    """Eigenvectors V and eigenvalues w (ascending, real) of symmetric or Hermitian matrices
+    a [..., n, n].  A complex pair's off-diagonal element is first made real by a phase (its
+    modulus over itself), then rotated as a real one: J^H a J."""
     n = a.dims[-1]
     ap = _pad_even(a)
     n2 = ap.dims[-1]
+    hermitian = a.et.is_complex
 
     def update(st, m, mats):
         d = diag(m, st.idx)
-        app, aqq = st.gather(d, st.p), st.gather(d, st.q)
-        c, s = symmetric_rotation(app, st.entry(m, st.p, st.q), aqq)
-        j = st.rotation(c, s)
-        return j.mT @ (m @ j), [mats[0] @ j]
+        app, aqq = st.gather(d, st.p).real(), st.gather(d, st.q).real()
+        apq = st.entry(m, st.p, st.q)
+        if not hermitian:
+            c, s = symmetric_rotation(app, apq, aqq)
+            j = st.rotation(c, s)
+            return j.mT @ (m @ j), [mats[0] @ j]
+        r = apq.abs()
+        flat = r.eq(0)
+        e = where(flat, full(1, a.et), apq / where(flat, 1, r).astype(a.et))
+        c, s = symmetric_rotation(app, r, aqq)
+        j = st.rotation(c.astype(a.et), s.astype(a.et), e)
+        return j.conj().mT @ (m @ j), [mats[0] @ j]
 
     m, v = _iterate(ap, [eye_like(ap.dims, ap.et)], update)
-    w = diag(m)
+    w = diag(m).real()
     if n2 != n:
         w = w.slice([0] * w.rank, list(w.dims[:-1]) + [n])
         v = v.slice([0] * v.rank, list(v.dims[:-2]) + [n, n])
     p = _sort_perm(w, descending=False)
-    return v @ p, _apply_perm(w, p)
+    return v @ p.astype(v.et), _apply_perm(w, p)
 
 
 def svd_square(a: X) -> tuple[X, X, X]:

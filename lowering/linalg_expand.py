@@ -4,8 +4,8 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
-trsm, getrf, LuDecomposition and the Householder QR, complex ones (c64, c128), batched over
-the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
+trsm, getrf, LuDecomposition, the Householder QR and eigh, complex ones (c64, c128), batched
+over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
 select rows and columns, so every matrix of a batch takes its own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
@@ -24,7 +24,7 @@ select rows and columns, so every matrix of a batch takes its own pivots):
   orgqr    the product of the reflectors applied to the identity, last reflector first (ungqr:
            H = I - tau v v^H)
   syevd    cyclic Jacobi (lowering/jacobi.py) on the matrix read from its `uplo` triangle;
-           eigenvalues ascending
+           eigenvalues ascending (heevd: the Hermitian matrix, its diagonal taken as real)
   gesdd / gesvd  two-sided Jacobi on the square factor: of a itself, or of R from a's QR (a
            tall a; a wide a is done transposed); singular values descending
 
@@ -59,7 +59,7 @@ _LAPACK = re.compile(r"lapack_([sdcz])(\w+)_ffi")
 _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
-_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr"})
+_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -267,9 +267,11 @@ def _orgqr(args, cfg, outs):
 
 
 def _symmetric(a: X, lower: bool) -> X:
-    """The symmetric matrix of a's lower (or upper) triangle."""
+    """The symmetric (Hermitian) matrix of a's lower (or upper) triangle; a complex one's
+    diagonal real, as LAPACK's heevd assumes it."""
     ri, ci = iota(a.dims, -2), iota(a.dims, -1)
-    return where(ri.ge(ci) if lower else ri.le(ci), a, a.mT)
+    h = where(ri.ge(ci) if lower else ri.le(ci), a, a.mT.conj())
+    return where(ri.eq(ci), h.real().astype(a.et), h) if a.et.is_complex else h
 
 
 def _syevd(args, cfg, outs):
@@ -315,7 +317,7 @@ def _svd(args, cfg, outs):
 
 
 EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
-             "syevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
+             "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
              "Eigh": _eigh}
 
 
@@ -330,7 +332,9 @@ def _wanted(opts, name: str, shapes) -> bool:
         return False
     if opts.linalg == "device" or not opts.desc.host_linalg:
         return True
-    return opts.desc.cpu_kernels and _size(shapes) <= LINALG_DEVICE_MAX.get(name, 0)
+    # (the CPU's choice by size was measured on real matrices: complex ones keep LAPACK there)
+    real = not any(leaf.element_type.is_complex for s in shapes for leaf in s.leaves() if leaf.is_array)
+    return opts.desc.cpu_kernels and real and _size(shapes) <= LINALG_DEVICE_MAX.get(name, 0)
 
 
 def _of_empty(leaves: list[Shape]) -> list[X] | None:

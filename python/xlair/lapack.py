@@ -245,11 +245,11 @@ for _name, _fn, _core in (("Qr", _geqrf, (2,)), ("ProductOfElementaryHouseholder
 #: targets of c64, c128): what lowering/linalg_expand.py expands.  Kept here, as data, for
 #: xlair.targets, which the run side imports (tests/e2e/test_linalg_device.py checks that the
 #: two agree).
-DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "gesdd", "gesvd",
-                             "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
+DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd",
+                             "gesvd", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
 DEVICE_TYPES = _REAL
 DEVICE_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "Qr",
-                            "ProductOfElementaryHouseholderReflectors"})
+                            "ProductOfElementaryHouseholderReflectors", "heevd", "Eigh"})
 
 
 def on_device(target_name: str, operand_types) -> bool:

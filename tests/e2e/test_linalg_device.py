@@ -26,7 +26,7 @@ def _spd(a):
 
 
 def _sym(a):
-    return (a + jnp.swapaxes(a, -1, -2)) / 2
+    return (a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2            # (Hermitian where complex)
 
 
 #: name -> function of one matrix (the programs of docs/linalg.md that use the routines expanded)
@@ -57,10 +57,10 @@ VECTORS = {"eigh", "svd", "svd_tall", "svd_wide_reduced"}
 #: what jax.scipy.linalg does not batch
 UNBATCHED = {"lu"}
 RTOL = {np.float32: 2e-4, np.float64: 1e-9, np.complex64: 2e-4, np.complex128: 1e-9}
-#: the functions whose routines (potrf, trsm, getrf, geqrf, ungqr) run as device code for
+#: the functions whose routines (potrf, trsm, getrf, geqrf, ungqr, heevd) run as device code for
 #: complex matrices too (python/xlair/lapack.py DEVICE_COMPLEX)
 COMPLEX = ["cholesky", "cho_solve", "solve_triangular", "solve", "inv", "det", "slogdet", "lu_factor", "lu",
-           "qr", "qr_complete_tall", "qr_wide"]
+           "qr", "qr_complete_tall", "qr_wide", "eigh", "eigvalsh"]
 
 
 def _device_form(comp: Computation) -> Computation:
@@ -102,7 +102,7 @@ def _close(g, w, rtol, what=""):
 
 def _check_vectors(name, a, got, want, rtol):
     eye = lambda k: np.eye(k)                                   # noqa: E731
-    h = lambda x: np.swapaxes(x, -1, -2)                        # noqa: E731
+    h = lambda x: np.conj(np.swapaxes(x, -1, -2))               # noqa: E731  (the adjoint)
     if name == "eigh":
         w, v = got
         _close(w, want[0], rtol, "eigenvalues")
@@ -147,10 +147,10 @@ def test_device_form_on_cpu_matches_jax(name, shape, dt):
 @pytest.mark.parametrize("shape", [(5, 5), (2, 4, 4)], ids=["5x5", "batch2x4x4"])
 @pytest.mark.parametrize("name", COMPLEX)
 def test_complex_device_form_on_cpu_matches_jax(name, shape, dt):
-    """Complex Cholesky, triangular solves, LU and QR as device code: LAPACK's results, the
+    """Complex Cholesky, triangular solves, LU, QR and eigh as device code: LAPACK's results, the
     LU's pivots included (the pivot search compares |re| + |im|, as LAPACK's icamax does), and
     Q and R as zgeqrf / zungqr make them (zlarfg's real beta; H^H applied to the trailing
-    columns)."""
+    columns), eigenvectors by their defining properties (their phases are LAPACK's choice)."""
     if len(shape) > 2 and name in UNBATCHED:
         pytest.skip(f"jax's {name} takes one matrix")
     _check(name, _mat(shape, dt, len(name)), "cpu")
@@ -214,7 +214,7 @@ def test_device_form_on_vulkan(name):
     _check(name, _mat((2, 4, 4), np.float32, len(name)), "vulkan")
 
 
-@pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor", "qr"])
+@pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor", "qr", "eigh"])
 def test_complex_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
