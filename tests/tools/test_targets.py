@@ -108,10 +108,12 @@ def _cases():
         out.append(("vulkan", f"dot-{src}-{dst}", _prog("d", [Shape(_e(src), (4, 8)), Shape(_e(src), (8, 3))], dot),
                     [random_array(_e(src), (4, 8), rng, "bits"),
                      random_array(_e(src), (8, 3), rng, "bits")]))
-    for gpu in ("vulkan", "cuda", "rocm"):      # (complex: the device forms are F32 and F64's)
-        qr = Shape.tuple([Shape(xla.C64, (4, 4)), Shape(xla.C64, (4,))])
-        out.append((gpu, "lapack-qr-c64", _prog("q", [Shape(xla.C64, (4, 4))],
-                                            lambda b, x: O.custom_call("Qr", [x], qr)), None))
+    for gpu in ("vulkan", "cuda", "rocm"):      # (a complex SVD: no device form of it yet)
+        svd = Shape.tuple([Shape(xla.C64, (4, 4)), Shape(xla.F32, (4,)), Shape(xla.C64, (4, 4)),
+                           Shape(xla.C64, (4, 4)), Shape(xla.S32, ())])
+        out.append((gpu, "lapack-gesdd-c64", _prog("q", [Shape(xla.C64, (4, 4))],
+                                               lambda b, x: O.custom_call("lapack_cgesdd_ffi", [x], svd,
+                                                                          opaque='{"mode": 65}')), None))
     return out
 
 
