@@ -93,13 +93,12 @@ class _Step:
         [..., n/2]), the identity elsewhere.  With a phase e (complex, |e| = 1): J[q,q] =
         c conj(e), J[q,p] = -s conj(e), the rotation of the pair after its off-diagonal
         element was made real (diag(1, conj(e)) then the real rotation)."""
+        m = self._at_pq(s)                                   # [..., n, n]: s at (p, q)
         if e is None:
             cv = _contract(c, self.p + self.q, -1, 0)        # [..., n]
-            m = self._at_pq(s)
             low = m.mT
         else:
             cv = _contract(c, self.p, -1, 0) + _contract(c * e.conj(), self.q, -1, 0)
-            m = self._at_pq(s)
             low = self._at_pq(s * e.conj()).mT
         n = cv.dims[-1]
         d = where(self.idx.reshape([n, 1]).eq(self.idx.reshape([1, n])), cv.reshape(list(cv.dims) + [1]), 0)
@@ -188,15 +187,14 @@ def eigh(a: X) -> tuple[X, X]:
         d = diag(m, st.idx)
         app, aqq = st.gather(d, st.p).real(), st.gather(d, st.q).real()
         apq = st.entry(m, st.p, st.q)
-        if not hermitian:
-            c, s = symmetric_rotation(app, apq, aqq)
-            j = st.rotation(c, s)
-            return j.mT @ (m @ j), [mats[0] @ j]
-        r = apq.abs()
-        flat = r.eq(0)
-        e = where(flat, full(1, a.et), apq / where(flat, 1, r).astype(a.et))
-        c, s = symmetric_rotation(app, r, aqq)
-        j = st.rotation(c.astype(a.et), s.astype(a.et), e)
+        if hermitian:
+            r = apq.abs()
+            flat = r.eq(0)
+            e = where(flat, full(1, a.et), apq / where(flat, 1, r).astype(a.et))
+            c, s = symmetric_rotation(app, r, aqq)
+            j = st.rotation(c.astype(a.et), s.astype(a.et), e)
+        else:
+            j = st.rotation(*symmetric_rotation(app, apq, aqq))
         return j.conj().mT @ (m @ j), [mats[0] @ j]
 
     m, v = _iterate(ap, [eye_like(ap.dims, ap.et)], update)

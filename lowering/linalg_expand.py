@@ -115,11 +115,6 @@ def _outer(u: X, v: X) -> X:
     return u.reshape(list(u.dims) + [1]) * v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])
 
 
-def _as(x: X, et) -> X:
-    """A real x as element type et: complex(x, 0) for a complex et."""
-    return X(op("complex", x, x.const(0))) if et.is_complex else x
-
-
 def _cabs1(x: X) -> X:
     """|x|, or |re x| + |im x| of a complex x: the magnitude LAPACK's pivot search (i?amax)
     compares, so that a complex LU takes LAPACK's pivots."""
@@ -212,7 +207,6 @@ def householder_qr(a: X) -> tuple[X, X]:
     tau [..., k])."""
     *bt, m, n = a.dims
     k = min(m, n)
-    complex_ = a.et.is_complex
 
     def step(j, s):
         x, tau = s
@@ -224,9 +218,10 @@ def householder_qr(a: X) -> tuple[X, X]:
         xn2 = below.abs2().sum(-1)
         norm = (alpha.abs2() + xn2).sqrt()
         re = alpha.real()
-        # (zlarfg: nothing to do where the column below is zero and alpha is real)
-        zero = xn2.eq(0) & alpha.imag().eq(0) if complex_ else xn2.eq(0)
-        beta = _as(where(zero, re, where(re.ge(0), -norm, norm)), a.et)      # real, as LAPACK's
+        zero = xn2.eq(0)
+        if a.et.is_complex:         # (zlarfg: nothing to do only where alpha is real too)
+            zero = zero & alpha.imag().eq(0)
+        beta = where(zero, re, where(re.ge(0), -norm, norm)).astype(a.et)     # real, as LAPACK's
         t = where(zero, 0, (beta - alpha) / where(zero, 1, beta))
         scale = where(zero, 1, alpha - beta)
         v = where(rows.gt(j), below / _last(scale), where(rows.eq(j), full(1, a.et), full(0, a.et)))
