@@ -52,13 +52,24 @@ CPU_ALLOCATOR = "caching:*=*;1gib;64"
 WORKER_STACK = 1 << 20
 
 
+#: the devices that work in host memory (the CPU drivers): their buffers are the host's
+_HOST_MEMORY: list = []
+
+
 def _make_config(driver: str):
     rt = iree_runtime()
     if driver == "local-task":
         rt.flags.parse_flags(f"--task_worker_stack_size={WORKER_STACK}")
     if driver in ("local-task", "local-sync"):
-        return rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
+        cfg = rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
+        _HOST_MEMORY.append(cfg.device)
+        return cfg
     return rt.Config(driver)
+
+
+def in_host_memory(device) -> bool:
+    """Whether the device works in host memory (a CPU driver's)."""
+    return any(d is device for d in _HOST_MEMORY)
 
 
 #: (getscheduler, setscheduler, SCHED_OTHER, SCHED_BATCH, param) where the OS has them (Linux)
@@ -131,15 +142,107 @@ def wire(s: Shape) -> tuple:
 def to_device(device, a: np.ndarray, s: Shape, io: tuple | None = None):
     """A host array as a device buffer view: a copy, on the CPU too (import_array passes the
     caller's memory where that is safe).  `io`: the leaf's `wire(s)`, when the caller keeps it."""
-    dtype, et = io or wire(s)
-    if type(a) is not np.ndarray:
-        a = np.asarray(a)
-    if a.dtype != dtype:
-        a = a.view(dtype)
-    if not a.flags.c_contiguous:
-        a = a.copy()
+    return to_device_all(device, [(a, s, io)])[0]
+
+
+def to_device_all(device, leaves: list) -> list:
+    """Host arrays as device buffer views, copies: `leaves` holds (array, shape, wire(shape) or
+    None) triples.  On a device in host memory each is a buffer the allocator fills (IREE maps
+    it and copies).  On a GPU each is a device-local buffer filled by a copy on the device
+    queue from a host staging buffer, all of them one chain of copies that the host waits for
+    once: IREE's own copy (`allocate_buffer_copy`) makes the buffer host-visible (CUDA: managed
+    memory, whose pages then migrate to the host and back on every call) and waits for each
+    leaf."""
+    items = []
+    for a, s, io in leaves:
+        dtype, et = io or wire(s)
+        if type(a) is not np.ndarray:
+            a = np.asarray(a)
+        if a.dtype != dtype:
+            a = a.view(dtype)
+        if not a.flags.c_contiguous:
+            a = a.copy()
+        items.append((a, et))
     memory, usage = _BUFFERS or _device_buffers()
-    return device.allocator.allocate_buffer_copy(memory, usage, device, a, et)
+    if in_host_memory(device):
+        copy = device.allocator.allocate_buffer_copy
+        return [copy(memory, usage, device, a, et) for a, et in items]
+    rt = iree_runtime()
+    allocate, fence, pool = device.allocator.allocate_buffer, rt.HalFence.create_at, _staging(device)
+    sem, staged, out = None, [], []
+    for a, et in items:
+        size = a.nbytes
+        buf = allocate(memory_type=memory, allowed_usage=usage, allocation_size=max(size, 1))
+        if size:
+            staging = pool.take(device, 0, size)
+            staging.map().asarray(a.shape, a.dtype)[...] = a
+            if sem is None:
+                sem = device.create_semaphore(0)
+            n = len(staged)
+            device.queue_copy(staging, buf, wait_semaphores=fence(sem, n), signal_semaphores=fence(sem, n + 1))
+            staged.append((size, staging))
+        out.append(rt.HalBufferView(buf, list(a.shape), et))
+    if staged:
+        fence(sem, len(staged)).wait()
+        for size, staging in staged:
+            pool.give(0, size, staging)
+    return out
+
+
+class _Staging:
+    """The host staging buffers of one device, kept for reuse: a buffer taken for one copy
+    in or out is given back once the copy is done and read.  IREE's CUDA allocator pins new
+    host pages for each (cuMemHostAlloc) and unpins them when it is freed; IREE's own caching
+    allocator cannot be put in front of the GPU drivers' (the program's queue allocations
+    fail on Vulkan: docs/iree-limits.md).  At most MAX_BYTES kept, MAX_PER_SIZE of a size."""
+    MAX_BYTES = 256 << 20
+    MAX_PER_SIZE = 16
+
+    def __init__(self):
+        self._free: dict[tuple, list] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, device, kind: int, size: int):
+        """A buffer of `size` bytes for copies in (kind 0) or out (kind 1)."""
+        with self._lock:
+            free = self._free.get((kind, size))
+            if free:
+                self._bytes -= size
+                return free.pop()
+        memory, usage = _staging_buffers()[kind]
+        return device.allocator.allocate_buffer(memory_type=memory, allowed_usage=usage, allocation_size=size)
+
+    def give(self, kind: int, size: int, buf) -> None:
+        with self._lock:
+            free = self._free.setdefault((kind, size), [])
+            if len(free) < self.MAX_PER_SIZE and self._bytes + size <= self.MAX_BYTES:
+                free.append(buf)
+                self._bytes += size
+
+
+_STAGING: dict[int, _Staging] = {}
+
+
+def _staging(device) -> _Staging:
+    """The staging buffers of a device (devices live as long as the process: xlair.device.config)."""
+    pool = _STAGING.get(id(device))
+    if pool is None:
+        pool = _STAGING.setdefault(id(device), _Staging())
+    return pool
+
+
+@functools.lru_cache(maxsize=1)
+def _staging_buffers() -> tuple:
+    """((memory type, usage) of upload staging buffers, (memory type, usage) of download
+    staging buffers), as ints.  Uploads in host memory the device reads (CUDA: write-combined
+    page-locked memory, fast for the host to write); downloads in host-cached memory (CUDA
+    reads uncached write-combined memory at a fraction of the speed)."""
+    rt = iree_runtime()
+    M, U = rt.MemoryType, rt.BufferUsage
+    host = int(M.HOST_LOCAL) | int(M.DEVICE_VISIBLE)
+    return ((host, int(U.TRANSFER_SOURCE) | int(U.MAPPING_SCOPED)),
+            (host | int(M.HOST_CACHED), int(U.TRANSFER_TARGET) | int(U.MAPPING_SCOPED)))
 
 
 #: Arrays of at least this many bytes are passed to a CPU program without a copy (import_array);
@@ -232,47 +335,73 @@ def mapped(bv, lay: tuple) -> np.ndarray:
 
 
 def from_device(device, bv, s: Shape, copy: bool = True) -> np.ndarray:
-    """Read a result buffer back into a numpy array of the leaf's shape.
+    """Read a result buffer back into a numpy array of the leaf's shape (from_device_all of one)."""
+    return from_device_all(device, [(bv, s)], copy)[0]
+
+
+def from_device_all(device, results: list, copy: bool = True) -> list:
+    """Read result buffers back into numpy arrays: `results` holds (buffer view, shape) pairs.
 
     Buffers the host may map (local-task, local-sync) are mapped and copied, or with
     `copy=False` viewed: for the results of a call, which are buffers of their own that the
     view keeps alive (not for the operands of a host call, which may be transient buffers
-    the program reuses once the call returns).  Device-local
-    buffers (Vulkan, CUDA, HIP) are copied on the device queue into a HOST_LOCAL |
-    DEVICE_VISIBLE staging buffer that is then mapped: IREE's own `DeviceArray.to_host()` imports
-    a numpy allocation instead, which Vulkan drivers with a large
-    minImportedHostPointerAlignment (Mesa lavapipe: 4096) refuse.
+    the program reuses once the call returns).  Device-local buffers (Vulkan, CUDA, HIP) are
+    copied on the device queue into host-cached staging buffers (`_staging_buffers`), all of
+    them one chain of copies that the host waits for once, and then copied out of them: IREE's
+    own `DeviceArray.to_host()` imports a numpy allocation instead, which Vulkan drivers with a
+    large minImportedHostPointerAlignment (Mesa lavapipe: 4096) refuse.
     """
     rt = iree_runtime()
-    dtype, dims, want = layout(s)
-    buf = bv.get_buffer()
-    length = buf.byte_length()
-    if length < want:
-        raise XlaError(f"result buffer holds {length} bytes; {s} needs {want}")
-    if want == 0:
-        return np.zeros(dims, dtype)
-    mappable = (buf.memory_type() & int(rt.MemoryType.HOST_VISIBLE)
-                and buf.allowed_usage() & int(rt.BufferUsage.MAPPING_SCOPED))
-    if not mappable:
-        staging = device.allocator.allocate_buffer(
-            memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
-            allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
-            allocation_size=length)
-        sem = device.create_semaphore(0)
-        device.queue_copy(buf, staging, wait_semaphores=rt.HalFence.create_at(sem, 0),
-                          signal_semaphores=rt.HalFence.create_at(sem, 1))
-        rt.HalFence.create_at(sem, 1).wait()
-        buf = staging
-        mapped = buf.map()
-        raw = np.array(mapped.asarray((length,), np.dtype(np.uint8))[:want])   # a copy: the mapping ends here
-        del mapped
-        return raw.view(dtype).reshape(dims)
-    if not copy and length == want and not s.is_token:
+    visible, mapping = _MAPPABLE or _mappable()
+    out: list = [None] * len(results)
+    staged = []           # (index, staging buffer, layout)
+    sem = fence = pool = None
+    for i, (bv, s) in enumerate(results):
+        dtype, dims, want = lay = layout(s)
+        buf = bv.get_buffer()
+        length = buf.byte_length()
+        if length < want:
+            raise XlaError(f"result buffer holds {length} bytes; {s} needs {want}")
+        if want == 0:
+            out[i] = np.zeros(dims, dtype)
+        elif buf.memory_type() & visible and buf.allowed_usage() & mapping:
+            out[i] = _mapped_out(buf, lay, length, copy, s.is_token)
+        else:
+            if sem is None:
+                sem, fence, pool = device.create_semaphore(0), rt.HalFence.create_at, _staging(device)
+            staging = pool.take(device, 1, length)
+            n = len(staged)
+            device.queue_copy(buf, staging, wait_semaphores=fence(sem, n), signal_semaphores=fence(sem, n + 1))
+            staged.append((i, length, staging, lay))
+    if staged:
+        fence(sem, len(staged)).wait()
+        for i, length, staging, lay in staged:
+            out[i] = _mapped_out(staging, lay, length, True, False)    # a copy: the buffer is reused
+            pool.give(1, length, staging)
+    return out
+
+
+_MAPPABLE: tuple | None = None
+
+
+def _mappable() -> tuple:
+    """(memory type bit, usage bit) of a buffer the host may map, as ints (kept in _MAPPABLE)."""
+    global _MAPPABLE
+    rt = iree_runtime()
+    _MAPPABLE = int(rt.MemoryType.HOST_VISIBLE), int(rt.BufferUsage.MAPPING_SCOPED)
+    return _MAPPABLE
+
+
+def _mapped_out(buf, lay: tuple, length: int, copy: bool, token: bool) -> np.ndarray:
+    """A mapped buffer's first bytes as the leaf's array: a copy, or (`copy` False) a view of
+    the mapping, which the array keeps alive: results are buffers of their call (inputs were
+    copied into buffers of their own), so no copy is needed (4 MB: ~1 ms of page faults and
+    copying)."""
+    dtype, dims, want = lay
+    if not copy and length == want and not token:
         return buf.map().asarray(dims, dtype)            # the common case, in one step
     raw = buf.map().asarray((length,), np.dtype(np.uint8))[:want]
     if copy:
         raw = np.array(raw)
-    # else a view of the mapped buffer, which the array keeps alive: results are buffers of
-    # this call (inputs were copied into buffers of their own), so no copy is needed (4 MB:
-    # ~1 ms of page faults and copying)
     return raw.view(dtype).reshape(dims)
+

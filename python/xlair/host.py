@@ -23,7 +23,7 @@ from xlair.dialect.checks import Check, XlaError
 from xlair.dialect.core import lookup
 from xlair.dialect.ir import MISSING_COMPILER, compiler_present, context, ir, lock
 
-from .device import from_device, host_array, iree_runtime, to_device
+from .device import from_device_all, host_array, iree_runtime, to_device_all
 # the host state the calls act on (xlair.effects), also reachable here as before
 from .effects import (DEFAULT_TIMEOUT, CustomCallTarget, Feed, HostContext, ReplicaRun,  # noqa: F401
                       custom_call_target, register_custom_call, unregister_custom_call)
@@ -168,8 +168,8 @@ def host_module(sites: list[CallSite], host: HostContext, device, mapped: bool =
             h = inst.host
             try:
                 views = mapped and getattr(h.run, "fast", None) is not None
-                leaves = [from_device(device, r.deref(rt.HalBufferView), s, copy=not views)
-                          for r, s in zip(refs, site.in_leaves)]
+                leaves = from_device_all(device, [(r.deref(rt.HalBufferView), s)
+                                                  for r, s in zip(refs, site.in_leaves)], copy=not views)
                 made = {}
                 if mapped:
                     def new_array(like):
@@ -181,9 +181,12 @@ def host_module(sites: list[CallSite], host: HostContext, device, mapped: bool =
                     outs = site.run(h, leaves, views)
                 finally:
                     h.new_array = None
-                bufs = [made[id(a)][1].ref if made.get(id(a), (None,))[0] is a
-                        else to_device(device, a, s).ref
-                        for a, s in zip(outs, site.out_leaves)]
+                # the results the host made in the program's buffers as they are, the others copied
+                # in (one batch of copies on a GPU)
+                own = [made[id(a)][1] if made.get(id(a), (None,))[0] is a else None for a in outs]
+                copied = iter(to_device_all(device, [(a, s, None) for a, s, bv in zip(outs, site.out_leaves, own)
+                                                     if bv is None]))
+                bufs = [(bv if bv is not None else next(copied)).ref for bv in own]
             except BaseException as e:      # noqa: BLE001  (reported by the executable)
                 if h.error is None:
                     h.error = e

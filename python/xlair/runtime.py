@@ -21,6 +21,7 @@ from .device import config as _config, from_device as _from_device, iree_runtime
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
 from .device import result_view as _result_view, run_waiting as _run_waiting, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
+from .device import from_device_all as _from_device_all, to_device_all as _to_device_all
 from . import packing
 from .packing import PACKED_FN, layout_key, packable
 from .targets import artifact_target, target as find_target
@@ -277,18 +278,23 @@ class Executable:
                 align = self._align if not arrays else None
                 imported = []
                 written = self._written
+                bvs = []             # per leaf its buffer view, or None: one of the copies below
+                copies = []          # the leaves copied in, (array, shape, wire) each
                 for i, (a, s, io) in enumerate(zip(flat, self._leaves_in, self._wire_in)):
                     if type(a) is Array:     # its own buffer, in the common case
                         bv = a._bv
-                        push(bv if bv is not None and a._device is device and i not in written
-                             else a.buffer_for(device, self._host_memory, i in written))
+                        bvs.append(bv if bv is not None and a._device is device and i not in written
+                                   else a.buffer_for(device, self._host_memory, i in written))
                         continue
                     bv = _import_array(device, a, s, io, align) if align and i not in written else None
                     if bv is None:
-                        bv = _to_device(device, a, s, io)
+                        copies.append((a, s, io))
                     else:
                         imported.append(a)
-                    push(bv)
+                    bvs.append(bv)
+                copied = iter(_to_device_all(device, copies) if copies else ())
+                for bv in bvs:
+                    push(bv if bv is not None else next(copied))
                 n_out = len(self._leaves_out)
                 outs = rt.VmVariantList(n_out)
                 if self.driver == "local-task":
@@ -306,10 +312,17 @@ class Executable:
                                for i, s in enumerate(self._leaves_out)]
                 else:
                     results = []
+                    reads = []       # the results read back from the device: (index, view, shape)
                     for i, (s, lay) in enumerate(zip(self._leaves_out, self._view_out)):
                         bv = get(i, view)
                         r = _result_view(bv, lay) if lay is not None else None
-                        results.append(r if r is not None else _from_device(device, bv, s, copy=False))
+                        if r is None:
+                            reads.append((i, bv, s))
+                        results.append(r)
+                    if reads:
+                        got = _from_device_all(device, [(bv, s) for _, bv, s in reads], copy=False)
+                        for (i, _, _), r in zip(reads, got):
+                            results[i] = r
                     if n_out > 1 or imported:
                         _unshare(results, imported)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
