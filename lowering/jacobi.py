@@ -93,16 +93,17 @@ class _Step:
         [..., n/2]), the identity elsewhere.  With a phase e (complex, |e| = 1): J[q,q] =
         c conj(e), J[q,p] = -s conj(e), the rotation of the pair after its off-diagonal
         element was made real (diag(1, conj(e)) then the real rotation)."""
-        m = self._at_pq(s)                                   # [..., n, n]: s at (p, q)
         if e is None:
-            cv = _contract(c, self.p + self.q, -1, 0)        # [..., n]
-            low = m.mT
-        else:
-            cv = _contract(c, self.p, -1, 0) + _contract(c * e.conj(), self.q, -1, 0)
-            low = self._at_pq(s * e.conj()).mT
-        n = cv.dims[-1]
-        d = where(self.idx.reshape([n, 1]).eq(self.idx.reshape([1, n])), cv.reshape(list(cv.dims) + [1]), 0)
-        return d + m - low
+            return self.embed(c, s, -s, c)
+        return self.embed(c, s, -s * e.conj(), c * e.conj())
+
+    def embed(self, pp: X, pq: X, qp: X, qq: X) -> X:
+        """[..., n, n] holding each pair's 2x2 block [[pp, pq], [qp, qq]] ([..., n/2] each) in
+        its rows and columns p, q (the pairs cover every index)."""
+        dv = _contract(pp, self.p, -1, 0) + _contract(qq, self.q, -1, 0)     # [..., n]
+        n = dv.dims[-1]
+        d = where(self.idx.reshape([n, 1]).eq(self.idx.reshape([1, n])), dv.reshape(list(dv.dims) + [1]), 0)
+        return d + self._at_pq(pq) + self._at_pq(qp).mT
 
 
 def symmetric_rotation(app: X, apq: X, aqq: X) -> tuple[X, X]:
@@ -117,9 +118,41 @@ def symmetric_rotation(app: X, apq: X, aqq: X) -> tuple[X, X]:
     return where(zero, 1, c), where(zero, 0, t * c)
 
 
+def unit(z: X) -> X:
+    """The phase z / |z| of complex values, 1 where z = 0 (a pair's off-diagonal element, a
+    2x2 block's determinant), made of its real and imaginary parts (no complex constant)."""
+    r = z.abs()
+    zero = r.eq(0)
+    safe = where(zero, 1, r)
+    return X(op("complex", where(zero, 1, z.real() / safe), where(zero, 0, z.imag() / safe)))
+
+
+def polar2(b11: X, b12: X, b21: X, b22: X) -> tuple[X, X, X, X]:
+    """The unitary polar factor Q of complex 2x2 blocks B = [[b11, b12], [b21, b22]] (each
+    [..., k]): Q^H B is Hermitian and positive semidefinite.  Q = (B + e adj(B)^H) / (s1 + s2),
+    e the phase of det B: with B = U diag(s1, s2) V^H, e adj(B)^H = U diag(s2, s1) V^H, so the
+    sum is (s1 + s2) U V^H, and s1 + s2 is its Frobenius norm over sqrt 2.  Any unit e keeps Q
+    unitary (the two diagonal terms s1 + c s2, s2 + c s1 have one modulus), so a singular B
+    (e taken as 1) or an inexact phase leaves Q^H B near Hermitian, never a non-unitary step.
+    The identity where B = 0."""
+    et = b11.et
+    e = unit(b11 * b22 - b12 * b21)
+    q = [b11 + e * b22.conj(), b12 - e * b21.conj(), b21 - e * b12.conj(), b22 + e * b11.conj()]
+    norm = ((q[0].abs2() + q[1].abs2() + q[2].abs2() + q[3].abs2()) / 2).sqrt()
+    zero = norm.eq(0)
+    scale = where(zero, 1, norm).astype(et)
+    one = where(zero, full(1, norm.et), full(0, norm.et)).astype(et)     # (B = 0: each q is 0; Q = I)
+    return q[0] / scale + one, q[1] / scale, q[2] / scale, q[3] / scale + one
+
+
 def _pad_even(a: X) -> X:
+    """a padded with zero rows and columns to an even size, and a complex one to 4 at least:
+    with one pair a step, the complex steps' one-element tensors (a pair's entries, its
+    rotation) were miscompiled by IREE 3.13 (2x2 C128: two one-element sums given one buffer,
+    docs/iree-limits.md).  No rotation mixes a padded index with another: its entries are zero."""
     n = a.dims[-1]
-    return a if n % 2 == 0 else a.pad(0, [0] * (a.rank - 2) + [1, 1])
+    n2 = max(n + n % 2, 4 if a.et.is_complex else 0)
+    return a if n2 == n else a.pad(0, [0] * (a.rank - 2) + [n2 - n, n2 - n])
 
 
 def _off_and_norm(a: X, idx: X | None = None) -> tuple[X, X]:
@@ -188,11 +221,8 @@ def eigh(a: X) -> tuple[X, X]:
         app, aqq = st.gather(d, st.p).real(), st.gather(d, st.q).real()
         apq = st.entry(m, st.p, st.q)
         if hermitian:
-            r = apq.abs()
-            flat = r.eq(0)
-            e = where(flat, full(1, a.et), apq / where(flat, 1, r).astype(a.et))
-            c, s = symmetric_rotation(app, r, aqq)
-            j = st.rotation(c.astype(a.et), s.astype(a.et), e)
+            c, s = symmetric_rotation(app, apq.abs(), aqq)
+            j = st.rotation(c.astype(a.et), s.astype(a.et), unit(apq))
         else:
             j = st.rotation(*symmetric_rotation(app, apq, aqq))
         return j.conj().mT @ (m @ j), [mats[0] @ j]
@@ -207,25 +237,38 @@ def eigh(a: X) -> tuple[X, X]:
 
 
 def svd_square(a: X) -> tuple[X, X, X]:
-    """U, s (descending, non-negative), V of square matrices a [..., n, n]: a = U diag(s) V^T."""
+    """U, s (descending, non-negative, real), V of square matrices a [..., n, n]: a = U diag(s)
+    V^H.  Each step takes every pair's 2x2 block B to a symmetric (Hermitian) one from the left
+    and diagonalises that from both sides: a real B by the rotation that makes it symmetric, a
+    complex B by its unitary polar factor Q (polar2: Q^H B Hermitian), whose off-diagonal
+    element is then made real by its phase and rotated as in eigh."""
     n = a.dims[-1]
     ap = _pad_even(a)
     n2 = ap.dims[-1]
+    et = a.et
 
     def update(st, m, mats):
         d = diag(m, st.idx)
         app, aqq = st.gather(d, st.p), st.gather(d, st.q)
         apq, aqp = st.entry(m, st.p, st.q), st.entry(m, st.q, st.p)
-        # rotate [[app, apq], [aqp, aqq]] symmetric from the left ...
-        x, y = app + aqq, apq - aqp
-        r = (x * x + y * y).sqrt()
-        flat = r.eq(0)
-        cs, sn = where(flat, 1, x / where(flat, 1, r)), where(flat, 0, y / where(flat, 1, r))
-        # ... then diagonalise it from both sides
-        c2, s2 = symmetric_rotation(cs * app - sn * aqp, cs * apq - sn * aqq, sn * apq + cs * aqq)
-        left = st.rotation(cs * c2 - sn * s2, sn * c2 + cs * s2)
-        right = st.rotation(c2, s2)
-        return left.mT @ (m @ right), [mats[0] @ left, mats[1] @ right]
+        if et.is_complex:
+            q11, q12, q21, q22 = polar2(app, apq, aqp, aqq)
+            h12 = q11.conj() * apq + q21.conj() * aqq          # (Q^H B)[p, q]
+            c2, s2 = symmetric_rotation((q11.conj() * app + q21.conj() * aqp).real(), h12.abs(),
+                                        (q12.conj() * apq + q22.conj() * aqq).real())
+            right = st.rotation(c2.astype(et), s2.astype(et), unit(h12))
+            left = st.embed(q11, q12, q21, q22) @ right
+        else:
+            # rotate [[app, apq], [aqp, aqq]] symmetric from the left ...
+            x, y = app + aqq, apq - aqp
+            r = (x * x + y * y).sqrt()
+            flat = r.eq(0)
+            cs, sn = where(flat, 1, x / where(flat, 1, r)), where(flat, 0, y / where(flat, 1, r))
+            # ... then diagonalise it from both sides
+            c2, s2 = symmetric_rotation(cs * app - sn * aqp, cs * apq - sn * aqq, sn * apq + cs * aqq)
+            left = st.rotation(cs * c2 - sn * s2, sn * c2 + cs * s2)
+            right = st.rotation(c2, s2)
+        return left.conj().mT @ (m @ right), [mats[0] @ left, mats[1] @ right]
 
     eye = eye_like(ap.dims, ap.et)
     m, u, v = _iterate(ap, [eye, eye], update)
@@ -234,7 +277,10 @@ def svd_square(a: X) -> tuple[X, X, X]:
         d = d.slice([0] * d.rank, list(d.dims[:-1]) + [n])
         u = u.slice([0] * u.rank, list(u.dims[:-2]) + [n, n])
         v = v.slice([0] * v.rank, list(v.dims[:-2]) + [n, n])
-    sign = where(d.lt(0), full(-1, d.et), full(1, d.et))
-    u = u * sign.reshape(list(d.dims[:-1]) + [1, n])
-    p = _sort_perm(d.abs(), descending=True)
-    return u @ p, _apply_perm(d.abs(), p), v @ p
+    # each diagonal element's phase (its sign, when real) moved into U's column
+    s = d.abs()
+    phase = unit(d) if et.is_complex else where(d.lt(0), full(-1, et), full(1, et))
+    u = u * phase.reshape(list(d.dims[:-1]) + [1, n])
+    perm = _sort_perm(s, descending=True)
+    p = perm.astype(et)
+    return u @ p, _apply_perm(s, perm), v @ p

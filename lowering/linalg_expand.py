@@ -4,8 +4,8 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
-trsm, getrf, LuDecomposition, the Householder QR and eigh, complex ones (c64, c128), batched
-over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
+trsm, getrf, LuDecomposition, the Householder QR, eigh and the SVD, complex ones (c64, c128),
+batched over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
 select rows and columns, so every matrix of a batch takes its own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
@@ -26,7 +26,7 @@ select rows and columns, so every matrix of a batch takes its own pivots):
   syevd    cyclic Jacobi (lowering/jacobi.py) on the matrix read from its `uplo` triangle;
            eigenvalues ascending (heevd: the Hermitian matrix, its diagonal taken as real)
   gesdd / gesvd  two-sided Jacobi on the square factor: of a itself, or of R from a's QR (a
-           tall a; a wide a is done transposed); singular values descending
+           tall a; a wide a is done conjugate-transposed); singular values descending
 
 Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
 is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
@@ -59,7 +59,8 @@ _LAPACK = re.compile(r"lapack_([sdcz])(\w+)_ffi")
 _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
-_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh"})
+_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh",
+                      "gesdd", "gesvd"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -282,13 +283,20 @@ def _eigh(args, cfg, outs):
 
 
 def svd(a: X) -> tuple[X, X, X]:
-    """U [..., m, m], s [..., k] (descending), V [..., n, n] with a = U[:, :k] diag(s) V[:, :k]^T."""
+    """U [..., m, m], s [..., k] (descending), V [..., n, n] with a = U[:, :k] diag(s) V[:, :k]^H."""
     *bt, m, n = a.dims
     if m < n:
-        u, s, v = svd(a.mT)
+        u, s, v = svd(a.conj().mT)
         return v, s, u
     if m == n:
         return jacobi.svd_square(a)
+    if a.et.is_complex and n < min(m, 3):
+        # zero columns up to 3 (no rotation mixes them with A's: they stay last, with zero
+        # singular values): a complex QR of one or two columns and its Jacobi step failed in
+        # IREE 3.13 ("streamable op expected to be in an execution region", docs/iree-limits.md)
+        w = min(m, 3)
+        u, s, v = svd(a.pad(0, [0] * len(bt) + [0, w - n]))
+        return u, s.slice([0] * s.rank, bt + [n]), v.slice([0] * v.rank, bt + [n, n])
     packed, tau = householder_qr(a)
     r = packed.slice([0] * a.rank, bt + [n, n])
     r = where(iota(r.dims, -2).le(iota(r.dims, -1)), r, 0)
@@ -302,7 +310,7 @@ def svd(a: X) -> tuple[X, X, X]:
 def _svd(args, cfg, outs):
     a = args[0]
     u, s, v = svd(a)
-    vt = v.mT
+    vt = v.conj().mT
     res = [full(0, a.et, outs[0].dims), s]
     for x, shape in ((u, outs[2]), (vt, outs[3])):
         d = list(shape.dims)

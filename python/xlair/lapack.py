@@ -249,7 +249,7 @@ DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr"
                              "gesvd", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
 DEVICE_TYPES = _REAL
 DEVICE_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "Qr",
-                            "ProductOfElementaryHouseholderReflectors", "heevd", "Eigh"})
+                            "ProductOfElementaryHouseholderReflectors", "heevd", "Eigh", "gesdd", "gesvd"})
 
 
 def on_device(target_name: str, operand_types) -> bool:

@@ -60,7 +60,8 @@ RTOL = {np.float32: 2e-4, np.float64: 1e-9, np.complex64: 2e-4, np.complex128: 1
 #: the functions whose routines (potrf, trsm, getrf, geqrf, ungqr, heevd) run as device code for
 #: complex matrices too (python/xlair/lapack.py DEVICE_COMPLEX)
 COMPLEX = ["cholesky", "cho_solve", "solve_triangular", "solve", "inv", "det", "slogdet", "lu_factor", "lu",
-           "qr", "qr_complete_tall", "qr_wide", "eigh", "eigvalsh"]
+           "qr", "qr_complete_tall", "qr_wide", "eigh", "eigvalsh", "svdvals", "svd", "svd_tall", "svd_wide_reduced",
+           "pinv"]
 
 
 def _device_form(comp: Computation) -> Computation:
@@ -166,6 +167,26 @@ def test_complex_lu_takes_lapacks_pivot_where_modulus_and_cabs1_disagree():
     _close(got[0], want[0], 2e-6)
 
 
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (6, 2), (2, 6), (4, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_complex_svd_and_eigh_of_small_matrices(shape, dt):
+    """One pair a Jacobi step, or a complex QR of one or two columns: IREE 3.13 gave a 2x2 C128
+    eigh wrong eigenvalues (two one-element sums in one buffer) and refused the SVD of a 6x2
+    matrix ("'stream.async.dispatch' op : streamable op expected to be in an execution region"):
+    such matrices are padded (lowering/jacobi.py _pad_even, linalg_expand.svd)."""
+    a = _mat(shape, dt, sum(shape))
+    got, want = _run("svd", a, "cpu")
+    u, s, vt = got
+    rtol = RTOL[dt]
+    _close(s, want[1], rtol, "singular values")
+    k = s.shape[-1]
+    np.testing.assert_allclose((u[:, :k] * s) @ vt[:k], a, atol=rtol * 10 * max(1, np.abs(a).max()))
+    np.testing.assert_allclose(np.conj(u.T) @ u, np.eye(u.shape[0]), atol=rtol * 10)
+    np.testing.assert_allclose(vt @ np.conj(vt.T), np.eye(vt.shape[0]), atol=rtol * 10)
+    if shape[0] == shape[1]:
+        _check("eigh", a, "cpu")
+
+
 def _hilbert(n):
     i = np.arange(n)
     return 1.0 / (i[:, None] + i[None, :] + 1.0)
@@ -214,7 +235,8 @@ def test_device_form_on_vulkan(name):
     _check(name, _mat((2, 4, 4), np.float32, len(name)), "vulkan")
 
 
-@pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor", "qr", "eigh"])
+@pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor", "qr", "eigh", "svd",
+                                  "svd_tall"])
 def test_complex_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
