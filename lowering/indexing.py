@@ -339,7 +339,8 @@ def lower_scatter(lw):
     if plan.upd.size == 0:
         return xs[0] if n == 1 else tuple_of(lw, xs)
     deps = _leaf_deps(lw.args["update_computation"])
-    if deps is not None and all(d <= {i, n + i} for i, d in enumerate(deps)):
+    dense = options().desc.complex_scatter_dense and any(s.element_type.is_complex for s in lw.shape("operands"))
+    if not dense and deps is not None and all(d <= {i, n + i} for i, d in enumerate(deps)):
         outs = [_linalg_ext_scatter(lw, plan, i) for i in range(n)]
     else:
         outs = _dense_scatter(lw, plan)

@@ -4,7 +4,7 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
-trsm, getrf, LuDecomposition, the Householder QR, eigh and the SVD, complex ones (c64, c128),
+trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD and gtsv, complex ones (c64, c128),
 batched over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
 select rows and columns, so every matrix of a batch takes its own pivots):
 
@@ -27,6 +27,7 @@ select rows and columns, so every matrix of a batch takes its own pivots):
            eigenvalues ascending (heevd: the Hermitian matrix, its diagonal taken as real)
   gesdd / gesvd  two-sided Jacobi on the square factor: of a itself, or of R from a's QR (a
            tall a; a wide a is done conjugate-transposed); singular values descending
+  gtsv     Gaussian elimination with partial pivoting over the rows, as dgtsv / zgtsv run it
 
 Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
 is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
@@ -60,7 +61,7 @@ _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
 _COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh",
-                      "gesdd", "gesvd"})
+                      "gesdd", "gesvd", "gtsv"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -319,9 +320,97 @@ def _svd(args, cfg, outs):
     return res + [_nan_info((s, 1))]
 
 
+def _gtsv(args, cfg, outs):
+    """LAPACK's gtsv of tridiagonal systems (dl, d, du [..., n] in JAX's layout: dl[0] and
+    du[n - 1] unused; b [..., n, nrhs]): Gaussian elimination with partial pivoting, a loop
+    over the rows as dgtsv / zgtsv run it (a row interchange where |d| < |dl|, |re| + |im| for
+    complex ones; zgtsv leaves a row whose subdiagonal is zero as it is), the fill-in of the
+    second superdiagonal returned in dl, then the back substitution; a zero pivot stops the
+    system's elimination there with info = its row (1-based), its b left as it was then."""
+    dl, d, du, b = args
+    *bt, n = d.dims
+    nb, nrhs = len(bt), b.dims[-1]
+    # LAPACK's vectors, length n: sub[i] = dl[i + 1] (below the diagonal in column i), sup = du
+    sub = dl.slice([0] * nb + [1], bt + [n]).pad(0, [0] * nb + [1])
+    complex_ = d.et.is_complex
+
+    zero = full(0, S32)
+
+    def at(v, k):
+        """v [..., n] at k (an S32 scalar): [...].  A dynamic slice, not a masked sum: C128 sums'
+        one-element accumulators were miscompiled by IREE 3.13 (docs/iree-limits.md)."""
+        return X(op("dynamic_slice", v, [zero] * nb + [k], size_indices=bt + [1])).reshape(bt)
+
+    def at_row(x, k):                            # x [..., n, nrhs], row k (an S32): [..., nrhs]
+        return X(op("dynamic_slice", x, [zero] * nb + [k, zero], size_indices=bt + [1, nrhs])).reshape(bt + [nrhs])
+
+    def step(i, s):
+        sub, dg, sup, x, info = s
+        idx, rows = iota(bt + [n], -1), iota(bt + [n, nrhs], -2)
+        j = i + 1
+        last = i.eq(n - 2)
+        di, d1, li, ui = at(dg, i), at(dg, j), at(sub, i), at(sup, i)
+        u1 = at(sup, j)
+        bi, b1 = at_row(x, i), at_row(x, j)
+        swap = ~_cabs1(di).ge(_cabs1(li))               # (NaN: an interchange, as LAPACK's test)
+        zero = ~swap & di.eq(0)
+        go = info.eq(0) & ~zero
+        if complex_:
+            go = go & (swap | li.ne(0))
+        fact = where(swap, di / where(li.eq(0), 1, li), li / where(di.eq(0), 1, di))
+        keep = last.to(bt) if bt else last
+        new_di = where(swap, li, di)
+        new_d1 = where(swap, ui - fact * d1, d1 - fact * ui)
+        new_li = where(keep, li, where(swap, u1, full(0, d.et)))
+        new_ui = where(swap, d1, ui)
+        new_u1 = where(swap & ~keep, -fact * u1, u1)
+        f2 = _last(fact)
+        sw2 = _last(swap)
+        new_bi = where(sw2, b1, bi)
+        new_b1 = where(sw2, bi - f2 * b1, b1 - f2 * bi)
+        g, g2 = _last(go), _last(_last(go))
+        dg = where(g & idx.eq(i), _last(new_di), where(g & idx.eq(j), _last(new_d1), dg))
+        sub = where(g & idx.eq(i), _last(new_li), sub)
+        sup = where(g & idx.eq(i), _last(new_ui), where(g & idx.eq(j), _last(new_u1), sup))
+        x = where(g2 & rows.eq(i), _last(new_bi).reshape(bt + [1, nrhs]),
+                  where(g2 & rows.eq(j), _last(new_b1).reshape(bt + [1, nrhs]), x))
+        info = where(info.eq(0) & zero, (i + 1).to(info.dims), info)
+        return [sub, dg, sup, x, info]
+
+    info0 = full(0, S32, bt)
+    if n > 1:
+        sub, dg, sup, x, info = counted(n - 1, [sub, d, du, b, info0], step)
+    else:
+        dg, sup, x, info = d, du, b, info0
+    info = where(info.eq(0) & at(dg, full(n - 1, S32)).eq(0), full(n, S32, bt), info)
+
+    def back(k, s):
+        (y,) = s
+        i = (n - 1) - k
+        rows = iota(bt + [n, nrhs], -2)
+        def nxt(o):                              # y's row i + o, zero past the last
+            return where((i + o).lt(n).to(bt + [nrhs]), at_row(y, (i + o).minimum(full(n - 1, S32))),
+                         full(0, d.et))
+        di, ui, li = at(dg, i), at(sup, i), at(sub, i)
+        term = at_row(y, i) - _last(ui) * nxt(1)
+        # (row n - 2 has no second superdiagonal: dgtsv leaves its dl as the input's there)
+        term = where(i.lt(n - 2).to(bt + [nrhs]), term - _last(li) * nxt(2), term)
+        yi = term / _last(di)
+        return [where(rows.eq(i), yi.reshape(bt + [1, nrhs]), y)]
+
+    (solved,) = counted(n, [x], back)
+    ok = _last(_last(info.eq(0)))
+    x = where(ok, solved, x)
+    dl_out = X(op("concatenate", [dl.slice([0] * (nb + 1), bt + [1]).v, sub.slice([0] * (nb + 1), bt + [n - 1]).v],
+                  dimension=nb))
+    du_out = X(op("concatenate", [sup.slice([0] * (nb + 1), bt + [n - 1]).v, du.slice([0] * nb + [n - 1], bt + [n]).v],
+                  dimension=nb))
+    return [dl_out, dg, du_out, x, info]
+
+
 EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
              "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
-             "Eigh": _eigh}
+             "Eigh": _eigh, "gtsv": _gtsv}
 
 
 # -- the pass -----------------------------------------------------------------------------

@@ -109,6 +109,11 @@ class TargetDescription:
     #: a channels-last convolution's output features padded up to a multiple of this (ROCm's
     #: implicit GEMM crashed in LLVM on feature counts not a multiple of 16); 1: none
     conv_feature_multiple: int = 1
+    #: a Scatter of complex elements as one linalg.generic over the operand (indexing.py
+    #: _dense_scatter), not iree_linalg_ext.scatter: IREE 3.13's LLVMGPU lowering config of a
+    #: complex scatter crashed (getIntOrFloatBitWidth in setScatterLoweringConfig), so every
+    #: complex `x.at[i].set(v)` failed to compile for CUDA and ROCm
+    complex_scatter_dense: bool = False
 
     # --- cost thresholds ------------------------------------------------------------------
     #: IREE's data tiling only for programs with a contraction of at least this many
@@ -141,7 +146,7 @@ PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True
 CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="thread", f32_products="bf16x3",
                          reduction_barriers=True,
                          complex_join_barrier=True, conv_convert_dispatch=True, depthwise_3d_generic=True,
-                         scatter_indexed_windows=True)
+                         scatter_indexed_windows=True, complex_scatter_dense=True)
 #: IREE's HIP HAL: IREE_HAL_HIP_MAX_DISPATCH_BINDING_COUNT = 16, checked the same way
 ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
 #: IREE's Vulkan HAL checks a pipeline's storage buffers against the device's

@@ -342,3 +342,29 @@ def test_gather_scatter_feeding_transposes(covers, target):
     idx = rng.integers(0, 50, (6, 1)).astype(np.int32)
     got = run_and_compare(b.build(), xs, idx, target=target)
     np.testing.assert_array_equal(got[0], (xs[idx[:, 0]] * 2).T)
+
+
+def test_complex_scatter_getIntOrFloatBitWidth_in_setScatterLoweringConfig(monkeypatch):
+    """IREE 3.13's LLVMGPU lowering config of iree_linalg_ext.scatter crashed on complex
+    elements (`getIntOrFloatBitWidth` in `setScatterLoweringConfig`): every complex
+    `x.at[i].set(v)` failed to compile for CUDA and ROCm.  Those targets scatter complex
+    elements as one generic over the operand (`complex_scatter_dense`); it compiles for both,
+    and the same form, forced on the CPU, gives jax.jit's results (repeated indices added)."""
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+    from xlair.compile import compile_vmfb
+    import xlair.lowering.targets as lt
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))).astype(np.complex64)
+    idx = np.array([1, 4, 1], np.int32)
+    fns = [lambda x, i: x.at[..., 0].set(0), lambda x, i: x.at[i].add(x[:3] * 2j), lambda x, i: x.at[i, 1].set(x[0, 2])]
+    comps = [xla.from_jax(f, a, idx) for f in fns]
+    for comp in comps:
+        for gpu in ("cuda", "rocm"):
+            assert compile_vmfb(comp, gpu, cache=False)[:8]
+    monkeypatch.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, complex_scatter_dense=True))
+    for f, comp in zip(fns, comps):
+        text = xla.compile(comp, "cpu", cache=False)
+        np.testing.assert_allclose(np.asarray(text(a, idx)), np.asarray(jax.jit(f)(a, idx)), rtol=1e-6, atol=1e-6)

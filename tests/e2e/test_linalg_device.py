@@ -51,6 +51,9 @@ FUNCTIONS = {
     "svd_tall": lambda a: tuple(jnp.linalg.svd(a[..., :, :3])),
     "svd_wide_reduced": lambda a: tuple(jnp.linalg.svd(a[..., :3, :], full_matrices=False)),
     "pinv": jnp.linalg.pinv,
+    # rows 0, 1, 2 as the sub-, main and superdiagonal (dl[0], du[n - 1] unused), b its first two columns
+    "tridiagonal_solve": lambda a: jax.lax.linalg.tridiagonal_solve(
+        a[..., 0, :].at[..., 0].set(0), a[..., 1, :], a[..., 2, :].at[..., -1].set(0), a[..., :, :2]),
 }
 #: checked by their defining properties (the vectors' signs are free)
 VECTORS = {"eigh", "svd", "svd_tall", "svd_wide_reduced"}
@@ -61,7 +64,7 @@ RTOL = {np.float32: 2e-4, np.float64: 1e-9, np.complex64: 2e-4, np.complex128: 1
 #: complex matrices too (python/xlair/lapack.py DEVICE_COMPLEX)
 COMPLEX = ["cholesky", "cho_solve", "solve_triangular", "solve", "inv", "det", "slogdet", "lu_factor", "lu",
            "qr", "qr_complete_tall", "qr_wide", "eigh", "eigvalsh", "svdvals", "svd", "svd_tall", "svd_wide_reduced",
-           "pinv"]
+           "pinv", "tridiagonal_solve"]
 
 
 def _device_form(comp: Computation) -> Computation:
@@ -187,6 +190,25 @@ def test_complex_svd_and_eigh_of_small_matrices(shape, dt):
         _check("eigh", a, "cpu")
 
 
+@pytest.mark.parametrize("dt", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_tridiagonal_solve_stops_where_lapack_does(dt):
+    """gtsv as dgtsv / zgtsv run it: row interchanges where |d| < |dl| (every system here needs
+    some), and a zero pivot in the third row, which stops that system's elimination there,
+    its b left as LAPACK leaves it (JAX returns it as it is)."""
+    rng = np.random.default_rng(7)
+    n = 6
+    dl, d, du = (rng.standard_normal((2, n)).astype(dt) for _ in range(3))
+    dl[:, 0] = du[:, -1] = 0
+    d[:, 1] *= 1e-3                         # small pivots: interchanges
+    d[1, 2] = dl[1, 3] = 0                  # the second system: no pivot in the third column
+    b = rng.standard_normal((2, n, 3)).astype(dt)
+    fn = jax.lax.linalg.tridiagonal_solve
+    with jax.enable_x64(True):
+        want = np.asarray(jax.jit(fn)(dl, d, du, b))
+        got = np.asarray(xla.compile(_device_form(xla.from_jax(fn, dl, d, du, b)), "cpu")(dl, d, du, b))
+    _close(got, want, 1e-12)
+
+
 def _hilbert(n):
     i = np.arange(n)
     return 1.0 / (i[:, None] + i[None, :] + 1.0)
@@ -228,7 +250,7 @@ def test_device_form_of_empty_matrices(name, shape):
         _close(g, w, 1e-6, f"{name} output {i}")
 
 
-@pytest.mark.parametrize("name", ["cholesky", "solve", "det", "lu_factor", "qr", "eigh", "svd_tall"])
+@pytest.mark.parametrize("name", ["cholesky", "solve", "det", "lu_factor", "qr", "eigh", "svd_tall", "tridiagonal_solve"])
 def test_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
