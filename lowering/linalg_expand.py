@@ -4,7 +4,7 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
-trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD and gtsv, complex ones (c64, c128),
+trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD, gtsv and hetrd, complex ones (c64, c128),
 batched over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
 select rows and columns, so every matrix of a batch takes its own pivots):
 
@@ -28,6 +28,7 @@ select rows and columns, so every matrix of a batch takes its own pivots):
   gesdd / gesvd  two-sided Jacobi on the square factor: of a itself, or of R from a's QR (a
            tall a; a wide a is done conjugate-transposed); singular values descending
   gtsv     Gaussian elimination with partial pivoting over the rows, as dgtsv / zgtsv run it
+  sytrd    Householder tridiagonalisation, as dsytd2 / zhetd2 run it (hetrd: complex)
 
 Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
 is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
@@ -61,7 +62,7 @@ _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
 _COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh",
-                      "gesdd", "gesvd", "gtsv"})
+                      "gesdd", "gesvd", "gtsv", "hetrd"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -115,6 +116,17 @@ def _last(x: X) -> X:
 
 def _outer(u: X, v: X) -> X:
     return u.reshape(list(u.dims) + [1]) * v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])
+
+
+def _slice_at(x: X, k: X, axis: int) -> X:
+    """x at index k (an S32 scalar, one for the whole batch) of `axis`, that axis dropped.  A
+    dynamic slice, not a masked sum: C128 sums with one-element accumulators were miscompiled
+    by IREE 3.13 (docs/iree-limits.md)."""
+    ax = axis % x.rank
+    zero = full(0, S32)
+    starts = [k if d == ax else zero for d in range(x.rank)]
+    sizes = [1 if d == ax else s for d, s in enumerate(x.dims)]
+    return X(op("dynamic_slice", x, starts, size_indices=sizes)).reshape([s for d, s in enumerate(x.dims) if d != ax])
 
 
 def _cabs1(x: X) -> X:
@@ -204,6 +216,22 @@ def _lu_decomposition(args, cfg, outs):
     return [x, piv, perm]
 
 
+def _larfg(alpha: X, below: X) -> tuple[X, X, X]:
+    """LAPACK's dlarfg / zlarfg of the vectors (alpha, below) (alpha [...], below [..., m] zero
+    where it is not part of the vector): (beta, tau, scale), the reflector's vector being
+    (1, below / scale).  beta = -sign(re alpha) ||(alpha, below)||, real; tau = 0 where there is
+    nothing to do (below zero, and alpha real)."""
+    xn2 = below.abs2().sum(-1)
+    norm = (alpha.abs2() + xn2).sqrt()
+    re = alpha.real()
+    zero = xn2.eq(0)
+    if alpha.et.is_complex:         # (zlarfg: nothing to do only where alpha is real too)
+        zero = zero & alpha.imag().eq(0)
+    beta = where(zero, re, where(re.ge(0), -norm, norm)).astype(alpha.et)     # real, as LAPACK's
+    tau = where(zero, 0, (beta - alpha) / where(zero, 1, beta))
+    return beta, tau, where(zero, 1, alpha - beta)
+
+
 def householder_qr(a: X) -> tuple[X, X]:
     """LAPACK's geqrf of a [..., m, n]: (R above the diagonal, the reflectors' vectors below,
     tau [..., k])."""
@@ -217,15 +245,7 @@ def householder_qr(a: X) -> tuple[X, X]:
         col = _col(x, j)
         alpha = _at(col, j)
         below = where(rows.gt(j), col, 0)
-        xn2 = below.abs2().sum(-1)
-        norm = (alpha.abs2() + xn2).sqrt()
-        re = alpha.real()
-        zero = xn2.eq(0)
-        if a.et.is_complex:         # (zlarfg: nothing to do only where alpha is real too)
-            zero = zero & alpha.imag().eq(0)
-        beta = where(zero, re, where(re.ge(0), -norm, norm)).astype(a.et)     # real, as LAPACK's
-        t = where(zero, 0, (beta - alpha) / where(zero, 1, beta))
-        scale = where(zero, 1, alpha - beta)
+        beta, t, scale = _larfg(alpha, below)
         v = where(rows.gt(j), below / _last(scale), where(rows.eq(j), full(1, a.et), full(0, a.et)))
         w = (_last(v.conj()) * x).sum(-2)                   # v^H x: [..., n]
         # (geqr2 applies H^H = I - conj(tau) v v^H)
@@ -334,15 +354,8 @@ def _gtsv(args, cfg, outs):
     sub = dl.slice([0] * nb + [1], bt + [n]).pad(0, [0] * nb + [1])
     complex_ = d.et.is_complex
 
-    zero = full(0, S32)
-
-    def at(v, k):
-        """v [..., n] at k (an S32 scalar): [...].  A dynamic slice, not a masked sum: C128 sums'
-        one-element accumulators were miscompiled by IREE 3.13 (docs/iree-limits.md)."""
-        return X(op("dynamic_slice", v, [zero] * nb + [k], size_indices=bt + [1])).reshape(bt)
-
-    def at_row(x, k):                            # x [..., n, nrhs], row k (an S32): [..., nrhs]
-        return X(op("dynamic_slice", x, [zero] * nb + [k, zero], size_indices=bt + [1, nrhs])).reshape(bt + [nrhs])
+    at = lambda v, k: _slice_at(v, k, -1)         # noqa: E731  ([..., n] at k: [...])
+    at_row = lambda x, k: _slice_at(x, k, -2)     # noqa: E731  ([..., n, nrhs], row k: [..., nrhs])
 
     def step(i, s):
         sub, dg, sup, x, info = s
@@ -408,9 +421,60 @@ def _gtsv(args, cfg, outs):
     return [dl_out, dg, du_out, x, info]
 
 
+def _sytrd(args, cfg, outs):
+    """LAPACK's sytrd / hetrd: the symmetric (Hermitian) matrix read from its `uplo` triangle
+    reduced to tridiagonal form T = Q^H A Q by Householder reflectors, as dsytd2 / zhetd2 run
+    it; the upper form is the lower one of the matrix with its rows and columns reversed."""
+    a = args[0]
+    if _char(cfg, "uplo", "L") == "L":
+        return list(_tridiagonal_lower(a))
+    r = a.rank
+    flip = lambda x, dims: X(op("rev", x, dimensions=[d % x.rank for d in dims]))   # noqa: E731
+    c, d, e, tau, info = _tridiagonal_lower(flip(a, [r - 2, r - 1]))
+    return [flip(c, [r - 2, r - 1]), flip(d, [-1]), flip(e, [-1]), flip(tau, [-1]), info]
+
+
+def _tridiagonal_lower(a: X) -> tuple[X, X, X, X, X]:
+    """dsytd2 / zhetd2 with uplo L of a [..., n, n] (its strictly upper part left as it is):
+    (the matrix with d, e and the reflectors' vectors below the subdiagonal in its lower part,
+    d [..., n] and e [..., n - 1] real, tau [..., n - 1], info [...] = 0).  Step i takes column
+    i's part below the subdiagonal to zero with H = I - tau v v^H (v[i + 1] = 1) and updates the
+    trailing Hermitian matrix: y = tau A v, w = y - tau (y^H v) v / 2, A - v w^H - w v^H."""
+    *bt, n, _ = a.dims
+    et = a.et
+    real = et.component if et.is_complex else et
+    ri, ci = iota(a.dims, -2), iota(a.dims, -1)
+    low = where(ri.gt(ci), a, 0)
+    m = low + low.conj().mT + where(ri.eq(ci), a.real().astype(et), 0)   # (a complex diagonal: its real part)
+
+    def step(i, s):
+        m, out, d, e, tau = s
+        ri, ci, rows = iota(a.dims, -2), iota(a.dims, -1), iota(bt + [n], -1)
+        col = _slice_at(m, i, -1)                              # column i: [..., n]
+        alpha = _slice_at(col, i + 1, -1)
+        below = where(rows.gt(i + 1), col, 0)
+        beta, t, scale = _larfg(alpha, below)
+        v = where(rows.gt(i + 1), below / _last(scale), where(rows.eq(i + 1), full(1, et), full(0, et)))
+        y = _last(t) * (m @ v.reshape(bt + [n, 1])).reshape(bt + [n])
+        w = y + _last(-0.5 * t * (y.conj() * v).sum(-1)) * v
+        d = where(iota(d.dims, -1).eq(i), _last(_slice_at(col, i, -1).real()), d)
+        e = where(iota(e.dims, -1).eq(i), _last(beta.real()), e)
+        tau = where(iota(tau.dims, -1).eq(i), _last(t), tau)
+        out = where(ci.eq(i) & ri.gt(i), where(ri.eq(i + 1), _last(_last(beta)), _last(v)), out)
+        m = m - _outer(v, w.conj()) - _outer(w, v.conj())
+        return [m, out, d, e, tau]
+
+    state = [m, a, full(0, real, bt + [n]), full(0, real, bt + [max(n - 1, 0)]), full(0, et, bt + [max(n - 1, 0)])]
+    m, out, d, e, tau = counted(n - 1, state, step) if n > 1 else state
+    d = where(iota(d.dims, -1).eq(n - 1), _last(_slice_at(_slice_at(m, full(n - 1, S32), -1), full(n - 1, S32), -1)
+                                                .real()), d)
+    out = where(ri.eq(ci), _last(d).astype(et), out)
+    return out, d, e, tau, full(0, S32, bt)
+
+
 EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
              "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
-             "Eigh": _eigh, "gtsv": _gtsv}
+             "Eigh": _eigh, "gtsv": _gtsv, "sytrd": _sytrd, "hetrd": _sytrd}
 
 
 # -- the pass -----------------------------------------------------------------------------

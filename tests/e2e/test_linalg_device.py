@@ -51,6 +51,8 @@ FUNCTIONS = {
     "svd_tall": lambda a: tuple(jnp.linalg.svd(a[..., :, :3])),
     "svd_wide_reduced": lambda a: tuple(jnp.linalg.svd(a[..., :3, :], full_matrices=False)),
     "pinv": jnp.linalg.pinv,
+    "tridiagonal": lambda a: tuple(jax.lax.linalg.tridiagonal(a)),
+    "tridiagonal_upper": lambda a: tuple(jax.lax.linalg.tridiagonal(a, lower=False)),
     # rows 0, 1, 2 as the sub-, main and superdiagonal (dl[0], du[n - 1] unused), b its first two columns
     "tridiagonal_solve": lambda a: jax.lax.linalg.tridiagonal_solve(
         a[..., 0, :].at[..., 0].set(0), a[..., 1, :], a[..., 2, :].at[..., -1].set(0), a[..., :, :2]),
@@ -64,7 +66,7 @@ RTOL = {np.float32: 2e-4, np.float64: 1e-9, np.complex64: 2e-4, np.complex128: 1
 #: complex matrices too (python/xlair/lapack.py DEVICE_COMPLEX)
 COMPLEX = ["cholesky", "cho_solve", "solve_triangular", "solve", "inv", "det", "slogdet", "lu_factor", "lu",
            "qr", "qr_complete_tall", "qr_wide", "eigh", "eigvalsh", "svdvals", "svd", "svd_tall", "svd_wide_reduced",
-           "pinv", "tridiagonal_solve"]
+           "pinv", "tridiagonal_solve", "tridiagonal", "tridiagonal_upper"]
 
 
 def _device_form(comp: Computation) -> Computation:
@@ -250,7 +252,8 @@ def test_device_form_of_empty_matrices(name, shape):
         _close(g, w, 1e-6, f"{name} output {i}")
 
 
-@pytest.mark.parametrize("name", ["cholesky", "solve", "det", "lu_factor", "qr", "eigh", "svd_tall", "tridiagonal_solve"])
+@pytest.mark.parametrize("name", ["cholesky", "solve", "det", "lu_factor", "qr", "eigh", "svd_tall", "tridiagonal_solve",
+                                  "tridiagonal"])
 def test_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
@@ -258,7 +261,7 @@ def test_device_form_on_vulkan(name):
 
 
 @pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor", "qr", "eigh", "svd",
-                                  "svd_tall"])
+                                  "svd_tall", "tridiagonal_solve", "tridiagonal_upper"])
 def test_complex_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
