@@ -444,11 +444,9 @@ def _tridiagonal_lower(a: X) -> tuple[X, X, X, X, X]:
     et = a.et
     real = et.component if et.is_complex else et
     ri, ci = iota(a.dims, -2), iota(a.dims, -1)
-    low = where(ri.gt(ci), a, 0)
-    m = low + low.conj().mT + where(ri.eq(ci), a.real().astype(et), 0)   # (a complex diagonal: its real part)
 
     def step(i, s):
-        m, out, d, e, tau = s
+        m, out, e, tau = s
         ri, ci, rows = iota(a.dims, -2), iota(a.dims, -1), iota(bt + [n], -1)
         col = _slice_at(m, i, -1)                              # column i: [..., n]
         alpha = _slice_at(col, i + 1, -1)
@@ -457,17 +455,16 @@ def _tridiagonal_lower(a: X) -> tuple[X, X, X, X, X]:
         v = where(rows.gt(i + 1), below / _last(scale), where(rows.eq(i + 1), full(1, et), full(0, et)))
         y = _last(t) * (m @ v.reshape(bt + [n, 1])).reshape(bt + [n])
         w = y + _last(-0.5 * t * (y.conj() * v).sum(-1)) * v
-        d = where(iota(d.dims, -1).eq(i), _last(_slice_at(col, i, -1).real()), d)
         e = where(iota(e.dims, -1).eq(i), _last(beta.real()), e)
         tau = where(iota(tau.dims, -1).eq(i), _last(t), tau)
         out = where(ci.eq(i) & ri.gt(i), where(ri.eq(i + 1), _last(_last(beta)), _last(v)), out)
         m = m - _outer(v, w.conj()) - _outer(w, v.conj())
-        return [m, out, d, e, tau]
+        return [m, out, e, tau]
 
-    state = [m, a, full(0, real, bt + [n]), full(0, real, bt + [max(n - 1, 0)]), full(0, et, bt + [max(n - 1, 0)])]
-    m, out, d, e, tau = counted(n - 1, state, step) if n > 1 else state
-    d = where(iota(d.dims, -1).eq(n - 1), _last(_slice_at(_slice_at(m, full(n - 1, S32), -1), full(n - 1, S32), -1)
-                                                .real()), d)
+    state = [_symmetric(a, True), a, full(0, real, bt + [max(n - 1, 0)]), full(0, et, bt + [max(n - 1, 0)])]
+    m, out, e, tau = counted(n - 1, state, step) if n > 1 else state
+    # d: the diagonal as the steps leave it (step i updates rows and columns past i only)
+    d = jacobi.diag(m.real())
     out = where(ri.eq(ci), _last(d).astype(et), out)
     return out, d, e, tau, full(0, S32, bt)
 
