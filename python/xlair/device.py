@@ -4,6 +4,7 @@ executables (runtime.py), device-resident arrays (arrays.py) and the host module
 effects (host.py)."""
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import threading
@@ -52,8 +53,11 @@ CPU_ALLOCATOR = "caching:*=*;1gib;64"
 WORKER_STACK = 1 << 20
 
 
-#: the devices that work in host memory (the CPU drivers): their buffers are the host's
-_HOST_MEMORY: list = []
+#: the ids of the devices that work in host memory (the CPU drivers): their buffers are the
+#: host's.  Ids, not the devices: a module global holding a device kept it (and its driver and
+#: VM instance) past the interpreter's teardown, and the process aborted at exit ("terminate
+#: called without an active exception", the PJRT plugin's test_only_xlair)
+_HOST_MEMORY: set[int] = set()
 
 
 def _make_config(driver: str):
@@ -62,14 +66,14 @@ def _make_config(driver: str):
         rt.flags.parse_flags(f"--task_worker_stack_size={WORKER_STACK}")
     if driver in ("local-task", "local-sync"):
         cfg = rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
-        _HOST_MEMORY.append(cfg.device)
+        _HOST_MEMORY.add(id(cfg.device))
         return cfg
     return rt.Config(driver)
 
 
 def in_host_memory(device) -> bool:
     """Whether the device works in host memory (a CPU driver's)."""
-    return any(d is device for d in _HOST_MEMORY)
+    return id(device) in _HOST_MEMORY
 
 
 #: (getscheduler, setscheduler, SCHED_OTHER, SCHED_BATCH, param) where the OS has them (Linux)
@@ -222,6 +226,8 @@ class _Staging:
 
 
 _STAGING: dict[int, _Staging] = {}
+# (the kept buffers dropped before the interpreter's teardown, as _HOST_MEMORY's note says)
+atexit.register(_STAGING.clear)
 
 
 def _staging(device) -> _Staging:
