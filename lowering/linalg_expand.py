@@ -4,9 +4,10 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
-trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD, gtsv and hetrd, complex ones (c64, c128),
-batched over the leading dimensions.  The algorithms, on whole batches of matrices (masks and reductions
-select rows and columns, so every matrix of a batch takes its own pivots):
+trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD, gtsv, hetrd, geqp3 and gehrd,
+complex ones (c64, c128), batched over the leading dimensions.  The algorithms, on whole batches
+of matrices (masks and reductions select rows and columns, so every matrix of a batch takes its
+own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
            other triangle is xla.cholesky's zeros, where LAPACK leaves the input (JAX's program
@@ -29,6 +30,10 @@ select rows and columns, so every matrix of a batch takes its own pivots):
            tall a; a wide a is done conjugate-transposed); singular values descending
   gtsv     Gaussian elimination with partial pivoting over the rows, as dgtsv / zgtsv run it
   sytrd    Householder tridiagonalisation, as dsytd2 / zhetd2 run it (hetrd: complex)
+  geqp3    QR with column pivoting, as dgeqp3 / zgeqp3 run it (dlaqp2's norm downdating; the
+           columns with jpvt != 0 first, unpivoted)
+  gehrd    Householder reduction to upper Hessenberg form of rows and columns ilo..ihi, as
+           dgehd2 / zgehd2 run it
 
 Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
 is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
@@ -44,12 +49,16 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
+
 from xlair.dialect.attrs import Transpose
+from xlair.dialect.checks import XlaError
 from xlair.dialect.core import lookup
 from xlair.dialect.ir import ir
 from xlair.dialect.types import S32, Shape
 
 from . import jacobi, registry
+from .registry import defining_op
 from .cost import LINALG_DEVICE_MAX
 from .emit import X, full, iota, op, tuple_of, where, counted
 
@@ -62,7 +71,7 @@ _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
 _COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh",
-                      "gesdd", "gesvd", "gtsv", "hetrd"})
+                      "gesdd", "gesvd", "gtsv", "hetrd", "geqp3", "gehrd"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -283,6 +292,156 @@ def _orgqr(args, cfg, outs):
     return [householder_product(args[0], args[1])]
 
 
+def _column_at(x: X, j: X) -> X:
+    """Column j of each matrix (j [...], one per matrix): [..., m]."""
+    return where(iota(x.dims, -1).eq(_last(_last(j))), x, 0).sum(-1)
+
+
+def _swap(v: X, i: X, j: X) -> X:
+    """v [..., n] with elements i (a scalar) and j ([...], one per vector) exchanged."""
+    idx = iota(v.dims, -1)
+    vi, vj = _slice_at(v, i, -1), where(idx.eq(_last(j)), v, 0).sum(-1)
+    return where(idx.eq(i), _last(vj), where(idx.eq(_last(j)), _last(vi), v))
+
+
+def _swap_columns(x: X, i: X, j: X) -> X:
+    """x [..., m, n] with columns i (a scalar) and j ([...], one per matrix) exchanged."""
+    ci, jj = iota(x.dims, -1), _last(_last(j))
+    xi, xj = _slice_at(x, i, -1), _column_at(x, j)
+    return where(ci.eq(i), _last(xj), where(ci.eq(jj), _last(xi), x))
+
+
+def _constant(x: X) -> np.ndarray | None:
+    """x's value where it is an integer constant (or a broadcast of one), else None."""
+    o = defining_op(x.v)
+    if o is not None and o.name == "xla.broadcast_in_dim":
+        src = _constant(X(o.operands[0]))
+        if src is None:
+            return None
+        keep = list(ir.DenseI64ArrayAttr(o.attributes["broadcast_dimensions"]))
+        shape = [src.shape[keep.index(d)] if d in keep else 1 for d in range(x.rank)]
+        return np.broadcast_to(src.reshape(shape), x.dims)
+    if o is None or o.name != "xla.constant" or not isinstance(o.attributes["value"], ir.DenseIntElementsAttr):
+        return None
+    a = ir.DenseIntElementsAttr(o.attributes["value"])
+    return np.full(x.dims, int(a[0])) if a.is_splat else np.array(a).reshape(x.dims)
+
+
+def _fixed_first(jpvt: np.ndarray) -> tuple[list[int], int]:
+    """dgeqp3's first stage for one matrix: the columns with jpvt != 0 moved to the front, by
+    its swaps in column order; (the 1-based column order, the number of fixed columns)."""
+    piv, nf = list(range(1, len(jpvt) + 1)), 0
+    for j, fixed in enumerate(jpvt):
+        if fixed:
+            piv[j], piv[nf] = piv[nf], piv[j]
+            nf += 1
+    return piv, nf
+
+
+def _geqp3(args, cfg, outs):
+    """LAPACK's geqp3 of a [..., m, n] with jpvt [..., n]: QR with column pivoting as dgeqp3 /
+    zgeqp3 run it for min(m, n) <= 128 (their unblocked dlaqp2 / zlaqp2; larger matrices take
+    LAPACK's blocked form there, whose pivots may differ in near-ties).  The columns with
+    jpvt != 0 (a constant: JAX passes zeros) are moved to the front (dgeqp3's swaps, in column
+    order) and factored first, without pivoting; then each step takes the free column of the
+    largest partial norm (the first, as idamax), and the norms are downdated as dlaqp2 does,
+    recomputed where the downdate would lose more than half the digits (tol3z = sqrt(eps)).  Results: (the packed R and reflectors,
+    1-based pivots, tau [..., min(m, n)])."""
+    a, jpvt = args
+    *bt, m, n = a.dims
+    k = min(m, n)
+    et = a.et
+    real = et.component if et.is_complex else et
+    tol3z = float(np.sqrt(np.finfo(real.dtype).eps / 2))       # sqrt(dlamch('E'))
+    jp = _constant(jpvt)
+    if jp is None:
+        raise XlaError("'xla.custom_call' geqp3 (as device code) needs jpvt to be a constant (the "
+                       "columns to factor first: JAX passes zeros); got a value computed by "
+                       f"'{defining_op(jpvt.v).name if defining_op(jpvt.v) else 'a parameter'}'")
+    fronts = [_fixed_first(row) for row in jp.reshape(-1, n)]
+    piv = X(op("constant", value=np.array([p for p, _ in fronts], np.int32).reshape(bt + [n]))).astype(jpvt.et)
+    nf = X(op("constant", value=np.array([f for _, f in fronts], np.int32).reshape(bt)))
+    x = a
+    if any(f for _, f in fronts):                               # (the columns, gathered)
+        src = (piv - 1).astype(S32).reshape(bt + [1, 1, n])
+        x = where(iota(bt + [m, n, n], -2).eq(src), a.reshape(bt + [m, n, 1]), 0).sum(-2)
+
+    def norms_past(x, i):                       # ||x[i + 1:, j]|| for each column j: [..., n]
+        return where(iota(x.dims, -2).gt(i), x.abs2(), 0).sum(-2).sqrt()
+
+    def step(i, s):
+        x, piv, tau, vn1, vn2, nf = s
+        ri, ci = iota(x.dims, -2), iota(x.dims, -1)
+        rows, cols = iota(bt + [m], -1), iota(bt + [n], -1)
+        free = i.to(bt).ge(nf) if bt else i.ge(nf)
+        mag = where(cols.ge(i), vn1, -1)
+        pv = where(mag.eq(_last(mag.max(-1))), cols, n).min(-1)
+        pv = where(pv.ge(n) | ~free, i.to(pv.dims), pv)         # (NaN norms, a fixed column: no swap)
+        x = _swap_columns(x, i, pv)
+        piv = _swap(piv, i, pv)
+        vn1 = where(cols.eq(_last(pv)), _last(_slice_at(vn1, i, -1)), vn1)
+        vn2 = where(cols.eq(_last(pv)), _last(_slice_at(vn2, i, -1)), vn2)
+        col = _slice_at(x, i, -1)
+        below = where(rows.gt(i), col, 0)
+        beta, t, scale = _larfg(_slice_at(col, i, -1), below)
+        v = where(rows.gt(i), below / _last(scale), where(rows.eq(i), full(1, et), full(0, et)))
+        w = (_last(v.conj()) * x).sum(-2)                   # H^H = I - conj(tau) v v^H from the left
+        x = where(ci.gt(i), x - _outer(v * _last(t.conj()), w), x)
+        x = where(ci.eq(i) & ri.ge(i), where(ri.eq(i), _last(_last(beta)), _last(v)), x)
+        tau = where(iota(tau.dims, -1).eq(i), _last(t), tau)
+        # dlaqp2's downdate of the partial norms of the columns past i
+        exact = norms_past(x, i)
+        ok = vn1.ne(0)
+        r = _slice_at(x, i, -2).abs() / where(ok, vn1, 1)
+        temp = (1 - r * r).maximum(0)
+        q = vn1 / where(ok, vn2, 1)
+        redo = (temp * q * q).le(tol3z)
+        past, fr = cols.gt(i), _last(free)
+        upd = past & fr & ok
+        vn1 = where(upd, where(redo, exact, vn1 * temp.sqrt()), where(past & ~fr, exact, vn1))
+        vn2 = where((upd & redo) | (past & ~fr), exact, vn2)
+        return [x, piv, tau, vn1, vn2, nf]
+
+    vn = norms_past(x, full(-1, S32))
+    x, piv, tau, *_ = counted(k, [x, piv, full(0, et, bt + [k]), vn, vn, nf], step)
+    return [x, piv, tau]
+
+
+def _gehrd(args, cfg, outs):
+    """LAPACK's gehrd of a [..., n, n] with ilo, ihi (the call's `low`, `high`, 1-based):
+    Householder reduction of rows and columns ilo..ihi to upper Hessenberg form, as dgehd2 /
+    zgehd2 run it (LAPACK's blocked dgehrd is the same reduction): step i takes column i below
+    its subdiagonal to zero with H = I - tau v v^H (v[i + 1] = 1), applied from the right to
+    rows up to ihi and as H^H from the left to the columns past i.  Results: (the Hessenberg
+    matrix with the reflectors' vectors below its subdiagonal, tau [..., n - 1] (zero outside
+    ilo..ihi - 1), info [...] = 0)."""
+    a = args[0]
+    *bt, n, _ = a.dims
+    lo, hi = int(cfg.get("low", 1)) - 1, int(cfg.get("high", n)) - 1
+    et = a.et
+
+    def step(k, s):
+        x, tau = s
+        i = k + lo
+        ri, ci, rows = iota(a.dims, -2), iota(a.dims, -1), iota(bt + [n], -1)
+        col = _slice_at(x, i, -1)
+        inside = rows.gt(i + 1) & rows.le(hi)
+        below = where(inside, col, 0)
+        beta, t, scale = _larfg(_slice_at(col, i + 1, -1), below)
+        v = where(inside, below / _last(scale), where(rows.eq(i + 1), full(1, et), full(0, et)))
+        xv = (x @ v.reshape(bt + [n, 1])).reshape(bt + [n])
+        x = where(ri.le(hi), x - _outer(xv * _last(t), v.conj()), x)            # x H, rows up to ihi
+        w = (_last(v.conj()) * x).sum(-2)
+        x = where(ci.gt(i), x - _outer(v * _last(t.conj()), w), x)             # H^H x, columns past i
+        x = where(ci.eq(i) & ri.gt(i) & ri.le(hi), where(ri.eq(i + 1), _last(_last(beta)), _last(v)), x)
+        tau = where(iota(tau.dims, -1).eq(i), _last(t), tau)
+        return [x, tau]
+
+    state = [a, full(0, et, bt + [max(n - 1, 0)])]
+    x, tau = counted(hi - lo, state, step) if hi > lo else state
+    return [x, tau, full(0, S32, bt)]
+
+
 def _symmetric(a: X, lower: bool) -> X:
     """The symmetric (Hermitian) matrix of a's lower (or upper) triangle; a complex one's
     diagonal real, as LAPACK's heevd assumes it."""
@@ -471,7 +630,7 @@ def _tridiagonal_lower(a: X) -> tuple[X, X, X, X, X]:
 
 EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
              "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
-             "Eigh": _eigh, "gtsv": _gtsv, "sytrd": _sytrd, "hetrd": _sytrd}
+             "Eigh": _eigh, "gtsv": _gtsv, "sytrd": _sytrd, "hetrd": _sytrd, "geqp3": _geqp3, "gehrd": _gehrd}
 
 
 # -- the pass -----------------------------------------------------------------------------

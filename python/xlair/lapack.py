@@ -246,12 +246,12 @@ for _name, _fn, _core in (("Qr", _geqrf, (2,)), ("ProductOfElementaryHouseholder
 #: xlair.targets, which the run side imports (tests/e2e/test_linalg_device.py checks that the
 #: two agree).
 DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd",
-                             "gesvd", "gtsv", "sytrd", "hetrd", "Qr", "ProductOfElementaryHouseholderReflectors",
-                             "LuDecomposition", "Eigh"})
+                             "gesvd", "gtsv", "sytrd", "hetrd", "geqp3", "gehrd", "Qr",
+                             "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
 DEVICE_TYPES = _REAL
 DEVICE_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "Qr",
                             "ProductOfElementaryHouseholderReflectors", "heevd", "Eigh", "gesdd", "gesvd", "gtsv",
-                            "hetrd"})
+                            "hetrd", "geqp3", "gehrd"})
 
 
 def on_device(target_name: str, operand_types) -> bool:

@@ -9,15 +9,18 @@ import numpy as np
 import pytest
 
 import xlair as xla
+from xlair import ops as O
 from xlair.compile import compile_vmfb
 from xlair.computation import Computation
 from xlair.dialect.ir import context, ir, lock
+from xlair.dialect.types import Shape
 from xlair.lowering import pipeline
 from xlair_testing import E2E_TARGETS
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 jsl = pytest.importorskip("jax.scipy.linalg")
+from jax._src.lax.linalg import geqp3 as _geqp3   # noqa: E402  (lax.linalg.qr(pivoting=True) passes jpvt = 0)
 
 
 def _spd(a):
@@ -51,6 +54,11 @@ FUNCTIONS = {
     "svd_tall": lambda a: tuple(jnp.linalg.svd(a[..., :, :3])),
     "svd_wide_reduced": lambda a: tuple(jnp.linalg.svd(a[..., :3, :], full_matrices=False)),
     "pinv": jnp.linalg.pinv,
+    "qr_pivoting": lambda a: tuple(jax.lax.linalg.qr(a, pivoting=True)),
+    "qr_pivoting_wide": lambda a: tuple(jax.lax.linalg.qr(a[..., :3, :], pivoting=True, full_matrices=False)),
+    "qr_pivoting_tall": lambda a: tuple(jax.lax.linalg.qr(a[..., :, :3], pivoting=True)),
+    "hessenberg": lambda a: tuple(jax.lax.linalg.hessenberg(a)),
+    "hessenberg_q": lambda a: tuple(jsl.hessenberg(a, calc_q=True)),
     "tridiagonal": lambda a: tuple(jax.lax.linalg.tridiagonal(a)),
     "tridiagonal_upper": lambda a: tuple(jax.lax.linalg.tridiagonal(a, lower=False)),
     # rows 0, 1, 2 as the sub-, main and superdiagonal (dl[0], du[n - 1] unused), b its first two columns
@@ -60,13 +68,14 @@ FUNCTIONS = {
 #: checked by their defining properties (the vectors' signs are free)
 VECTORS = {"eigh", "svd", "svd_tall", "svd_wide_reduced"}
 #: what jax.scipy.linalg does not batch
-UNBATCHED = {"lu"}
+UNBATCHED = {"lu", "hessenberg_q"}
 RTOL = {np.float32: 2e-4, np.float64: 1e-9, np.complex64: 2e-4, np.complex128: 1e-9}
 #: the functions whose routines (potrf, trsm, getrf, geqrf, ungqr, heevd) run as device code for
 #: complex matrices too (python/xlair/lapack.py DEVICE_COMPLEX)
 COMPLEX = ["cholesky", "cho_solve", "solve_triangular", "solve", "inv", "det", "slogdet", "lu_factor", "lu",
            "qr", "qr_complete_tall", "qr_wide", "eigh", "eigvalsh", "svdvals", "svd", "svd_tall", "svd_wide_reduced",
-           "pinv", "tridiagonal_solve", "tridiagonal", "tridiagonal_upper"]
+           "pinv", "tridiagonal_solve", "tridiagonal", "tridiagonal_upper", "qr_pivoting", "qr_pivoting_wide",
+           "qr_pivoting_tall", "hessenberg", "hessenberg_q"]
 
 
 def _device_form(comp: Computation) -> Computation:
@@ -211,6 +220,63 @@ def test_tridiagonal_solve_stops_where_lapack_does(dt):
     _close(got, want, 1e-12)
 
 
+@pytest.mark.parametrize("dt", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_pivoted_qr_with_fixed_columns_and_recomputed_norms(dt):
+    """geqp3 as dgeqp3 / zgeqp3 run it: the columns with jpvt != 0 moved to the front (LAPACK's
+    swaps, in column order) and factored without pivoting, then the free ones pivoted by their
+    partial norms.  Columns 1 and 2 are 3 and 2 times column 0 plus 1e-9 of noise: once one of
+    them is factored, the others' downdated norms have lost every digit and dlaqp2 recomputes
+    them (downdated, the f64 case takes another pivot at step 4).  The columns left after those
+    are what the noise makes of them, so only their R is compared, not their reflectors."""
+    rng = np.random.default_rng(3)
+    a = _mat((2, 7, 5), dt, 3)
+    a[:, :, 1] = a[:, :, 0] * 3 + 1e-9 * rng.standard_normal((2, 7))
+    a[:, :, 2] = a[:, :, 0] * 2 + 2e-9 * rng.standard_normal((2, 7))
+    jpvt = np.array([[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], np.int32)
+
+    def fn(a):
+        return _geqp3(a, jnp.asarray(jpvt))
+    with jax.enable_x64(True):
+        want = [np.asarray(w) for w in jax.jit(fn)(a)]
+        got = [np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a)]
+    np.testing.assert_array_equal(got[1], want[1])
+    _close(got[0][..., :3], want[0][..., :3], 1e-9, "packed QR, columns 0-2")
+    _close(got[2][..., :3], want[2][..., :3], 1e-9, "tau 0-2")
+    upper = np.triu(np.ones((7, 5), bool))[:, 3:]
+    np.testing.assert_allclose(got[0][..., 3:][:, upper], want[0][..., 3:][:, upper], atol=1e-12)
+
+
+def test_pivoted_qr_refuses_computed_fixed_columns_on_gpus():
+    """Which columns dgeqp3 fixes must be known when the device form is made (JAX passes zeros,
+    a constant); a computed jpvt is refused with the reason, not run as if it were zeros."""
+    a = _mat((4, 4), np.float32, 0)
+    comp = xla.from_jax(lambda a, j: _geqp3(a, j), a, np.zeros(4, np.int32))
+    with pytest.raises(xla.XlaError, match=r"geqp3 \(as device code\) needs jpvt to be a constant.*a parameter"):
+        compile_vmfb(comp, "cuda", cache=False)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.complex128], ids=["f64", "c128"])
+@pytest.mark.parametrize("low,high", [(1, 6), (2, 5), (3, 3), (1, 2)])
+def test_hessenberg_reduction_of_rows_ilo_to_ihi(dt, low, high):
+    """gehrd with ilo, ihi other than 1, n (what LAPACK's balancing leaves; JAX passes 1, n):
+    only rows and columns ilo..ihi are reduced, tau is zero outside, as LAPACK's host call (the
+    reference here) leaves them."""
+    et = xla.F64 if dt == np.float64 else xla.C128
+    n = 6
+    out = Shape.tuple([Shape(et, (n, n)), Shape(et, (n - 1,)), Shape(xla.S32, ())])
+    name = "lapack_dgehrd_ffi" if dt == np.float64 else "lapack_zgehrd_ffi"
+    b = xla.Builder("hrd")
+    O.custom_call(name, [b.parameter(0, Shape(et, (n, n)))], out, opaque=f'{{"low": {low}, "high": {high}}}')
+    comp = b.build()
+    a = _mat((n, n), dt, 5)
+    rows, cols = np.indices((n, n))
+    a[(rows > cols) & ~((cols >= low - 1) & (rows <= high - 1))] = 0      # (triangular outside ilo..ihi)
+    want = [np.asarray(w) for w in xla.compile(comp, "cpu")(a)]
+    got = [np.asarray(g) for g in xla.compile(_device_form(comp), "cpu")(a)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        _close(g, w, 1e-10, f"gehrd output {i}")
+
+
 def _hilbert(n):
     i = np.arange(n)
     return 1.0 / (i[:, None] + i[None, :] + 1.0)
@@ -253,7 +319,7 @@ def test_device_form_of_empty_matrices(name, shape):
 
 
 @pytest.mark.parametrize("name", ["cholesky", "solve", "det", "lu_factor", "qr", "eigh", "svd_tall", "tridiagonal_solve",
-                                  "tridiagonal"])
+                                  "tridiagonal", "qr_pivoting", "hessenberg"])
 def test_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
@@ -261,7 +327,8 @@ def test_device_form_on_vulkan(name):
 
 
 @pytest.mark.parametrize("name", ["cholesky", "cho_solve", "solve", "inv", "det", "lu_factor", "qr", "eigh", "svd",
-                                  "svd_tall", "tridiagonal_solve", "tridiagonal_upper"])
+                                  "svd_tall", "tridiagonal_solve", "tridiagonal_upper", "qr_pivoting_tall",
+                                  "hessenberg"])
 def test_complex_device_form_on_vulkan(name):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
