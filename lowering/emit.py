@@ -118,10 +118,14 @@ class X:
     def slice(self, starts, limits) -> "X":
         return X(op("slice", self, start_indices=list(starts), limit_indices=list(limits)))
 
-    def pad(self, value, highs) -> "X":
+    def pad(self, value, highs, lows=None) -> "X":
         from xlair.dialect.attrs import PaddingConfig, PaddingConfigDimension
-        cfg = PaddingConfig([PaddingConfigDimension(0, h, 0) for h in highs])
+        cfg = PaddingConfig([PaddingConfigDimension(lo, h, 0) for lo, h in zip(lows or [0] * len(highs), highs)])
         return X(op("pad", self, self.const(value), padding_config=cfg))
+
+    def rev(self, dims) -> "X":
+        """The elements reversed along `dims` (negative ones count from the end)."""
+        return X(op("rev", self, dimensions=[d % self.rank for d in dims]))
 
     def astype(self, et) -> "X":
         return self if et == self.et else X(op("convert_element_type", self, new_element_type=et))
@@ -213,6 +217,28 @@ def full(value, et, dims: Sequence[int] = ()) -> X:
     return c.to(dims) if dims else c
 
 
+def last(x: X) -> X:
+    """x [...] as [..., 1]."""
+    return x.reshape(list(x.dims) + [1])
+
+
+def slice_at(x: X, k: X, axis: int) -> X:
+    """x at index k (an S32 scalar, one for the whole batch) of `axis`, that axis dropped.  A
+    dynamic slice, not a masked sum: C128 sums with one-element accumulators were miscompiled
+    by IREE 3.13 (docs/iree-limits.md)."""
+    ax = axis % x.rank
+    zero = full(0, S32)
+    starts = [k if d == ax else zero for d in range(x.rank)]
+    sizes = [1 if d == ax else s for d, s in enumerate(x.dims)]
+    return X(op("dynamic_slice", x, starts, size_indices=sizes)).reshape([s for d, s in enumerate(x.dims) if d != ax])
+
+
+def cabs1(x: X) -> X:
+    """|x|, or |re x| + |im x| of a complex x: the magnitude LAPACK compares where it picks
+    pivots (i?amax) and tests for negligible elements."""
+    return x.real().abs() + x.imag().abs() if x.et.is_complex else x.abs()
+
+
 def iota(dims: Sequence[int], dim: int, et=S32) -> X:
     return X(op("iota", shape=Shape(et, tuple(dims)), iota_dimension=dim % len(dims)))
 
@@ -250,4 +276,5 @@ def counted(count: int, state: Sequence[X], body: Callable) -> list[X]:
     return out[1:]
 
 
-__all__ = ["X", "op", "full", "iota", "where", "tuple_of", "unpack", "while_loop", "counted", "PRED"]
+__all__ = ["X", "op", "full", "iota", "where", "tuple_of", "unpack", "while_loop", "counted", "PRED", "last",
+           "slice_at", "cabs1"]

@@ -5,9 +5,9 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
 trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD, gtsv, hetrd, geqp3 and gehrd,
-complex ones (c64, c128), batched over the leading dimensions.  The algorithms, on whole batches
-of matrices (masks and reductions select rows and columns, so every matrix of a batch takes its
-own pivots):
+complex ones (c64, c128); geev and gees for complex ones only.  Batched over the leading
+dimensions.  The algorithms, on whole batches of matrices (masks and reductions select rows and
+columns, so every matrix of a batch takes its own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
            other triangle is xla.cholesky's zeros, where LAPACK leaves the input (JAX's program
@@ -34,6 +34,8 @@ own pivots):
            columns with jpvt != 0 first, unpivoted)
   gehrd    Householder reduction to upper Hessenberg form of rows and columns ilo..ihi, as
            dgehd2 / zgehd2 run it
+  geev, gees  (complex only) the Hessenberg form, then the shifted QR algorithm and ztrevc's
+           eigenvectors (lowering/schur.py), scaled as zgeev scales them
 
 Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
 is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
@@ -57,10 +59,11 @@ from xlair.dialect.core import lookup
 from xlair.dialect.ir import ir
 from xlair.dialect.types import S32, Shape
 
-from . import jacobi, registry
+from . import jacobi, registry, schur
 from .registry import defining_op
 from .cost import LINALG_DEVICE_MAX
 from .emit import X, full, iota, op, tuple_of, where, counted
+from .emit import cabs1 as _cabs1, last as _last, slice_at as _slice_at
 
 #: XLA's decomposition targets, as the LAPACK routine they compute
 _XLA_TARGETS = {"Qr": "geqrf", "ProductOfElementaryHouseholderReflectors": "orgqr",
@@ -71,7 +74,10 @@ _TYPES = "sd"
 #: ... and the routines also expanded for complex matrices (prefixes c, z; XLA's targets of c64,
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
 _COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh",
-                      "gesdd", "gesvd", "gtsv", "hetrd", "geqp3", "gehrd"})
+                      "gesdd", "gesvd", "gtsv", "hetrd", "geqp3", "gehrd", "geev", "gees"})
+#: ... of which these only for complex matrices (a real matrix's Schur form is real: LAPACK's
+#: double-shift QR, not done here yet)
+_COMPLEX_ONLY = frozenset({"geev", "gees"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -81,7 +87,9 @@ def routine_of(target_name: str, operand_types=()) -> str | None:
     m = _LAPACK.fullmatch(target_name)
     if m:
         name = m.group(2)
-        return name if name in EXPANDERS and (m.group(1) in _TYPES or name in _COMPLEX) else None
+        real = m.group(1) in _TYPES
+        return name if name in EXPANDERS and ((real and name not in _COMPLEX_ONLY) or (not real and name in _COMPLEX)) \
+            else None
     name = _XLA_TARGETS.get(target_name)
     return name if name and (name in _COMPLEX or not set(operand_types) & {"c64", "c128"}) else None
 
@@ -118,30 +126,8 @@ def _at(v: X, j: X) -> X:
     return where(iota(v.dims, -1).eq(j), v, 0).sum(-1)
 
 
-def _last(x: X) -> X:
-    """x [...] as [..., 1]."""
-    return x.reshape(list(x.dims) + [1])
-
-
 def _outer(u: X, v: X) -> X:
     return u.reshape(list(u.dims) + [1]) * v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])
-
-
-def _slice_at(x: X, k: X, axis: int) -> X:
-    """x at index k (an S32 scalar, one for the whole batch) of `axis`, that axis dropped.  A
-    dynamic slice, not a masked sum: C128 sums with one-element accumulators were miscompiled
-    by IREE 3.13 (docs/iree-limits.md)."""
-    ax = axis % x.rank
-    zero = full(0, S32)
-    starts = [k if d == ax else zero for d in range(x.rank)]
-    sizes = [1 if d == ax else s for d, s in enumerate(x.dims)]
-    return X(op("dynamic_slice", x, starts, size_indices=sizes)).reshape([s for d, s in enumerate(x.dims) if d != ax])
-
-
-def _cabs1(x: X) -> X:
-    """|x|, or |re x| + |im x| of a complex x: the magnitude LAPACK's pivot search (i?amax)
-    compares, so that a complex LU takes LAPACK's pivots."""
-    return x.real().abs() + x.imag().abs() if x.et.is_complex else x.abs()
 
 
 def _info_where(bad: X) -> X:
@@ -442,6 +428,75 @@ def _gehrd(args, cfg, outs):
     return [x, tau, full(0, S32, bt)]
 
 
+#: the size a matrix's Schur form is computed at, at least (zero rows and columns added, in a
+#: block of their own that no rotation touches): IREE 3.13 crashed compiling 1x1 to 3x3
+#: complex ones ("getTypeBitWidth" in ConvertBufferOps: a complex scalar made by a dispatch and
+#: read back by the host, docs/iree-limits.md)
+_SCHUR_MIN = 4
+
+
+def _schur_padded(a: X) -> tuple[X, int]:
+    """a with zero rows and columns up to _SCHUR_MIN, and its own size."""
+    *bt, n, _ = a.dims
+    return (a.pad(0, [0] * len(bt) + [_SCHUR_MIN - n] * 2) if n < _SCHUR_MIN else a), n
+
+
+def _lead(x: X, n: int, core: int) -> X:
+    """x's leading n along its last `core` dimensions."""
+    return x.slice([0] * x.rank, list(x.dims[:x.rank - core]) + [n] * core)
+
+
+def _schur_of(a: X) -> tuple[X, X, X]:
+    """The complex Schur form of a [..., n, n]: (T, Z, converged [...]), a = Z T Z^H; the
+    Hessenberg form and its Z as zgehrd and zunghr make them, then lowering/schur.py."""
+    *bt, n, _ = a.dims
+    packed, tau, _ = _gehrd([a], {}, None)
+    ri, ci = iota(a.dims, -2), iota(a.dims, -1)
+    h = where(ri.gt(ci + 1), full(0, a.et), packed)
+    q = householder_product(packed.slice([0] * len(bt) + [1, 0], bt + [n, n - 1]), tau)
+    z = where(ri.ge(1) & ci.ge(1), q.pad(0, [0] * (len(bt) + 2), lows=[0] * len(bt) + [1, 1]),
+              jacobi.eye_like(a.dims, a.et))
+    return schur.complex_schur(h, z)
+
+
+def _vectors_out(v: X, shape) -> X:
+    """v as the call's result of `shape`: v, or zeros where the call asked for no vectors."""
+    d = list(shape.dims)
+    return v if tuple(d) == tuple(v.dims) else full(0, v.et, d)
+
+
+def _geev(args, cfg, outs):
+    """zgeev of a [..., n, n]: (w, vl, vr, info).  Eigenvalues are the diagonal of the Schur
+    form (lowering/schur.py), in the order the QR algorithm leaves them (LAPACK's own order is
+    its algorithm's too: JAX sorts nothing); eigenvectors from ztrevc's back substitution, back-
+    transformed and scaled as zgeev does.  info = 1 where the iteration did not converge or the
+    result has a NaN (JAX then fills the results with NaN)."""
+    a, n = _schur_padded(args[0])
+    t, z, ok = _schur_of(a)
+    w = _lead(jacobi.diag(t), n, 1)
+    res = [w]
+    for key, default, vectors, shape in (("compute_left", "N", schur.left_vectors, outs[1]),
+                                         ("compute_right", "V", schur.right_vectors, outs[2])):
+        want = _char(cfg, key, default) == "V"
+        res.append(_vectors_out(_lead(schur.normalize(z @ vectors(t)), n, 2), shape) if want
+                   else full(0, a.et, shape.dims))
+    return res + [where(ok, _nan_info((w, 1)), full(1, S32, list(ok.dims)))]
+
+
+def _gees(args, cfg, outs):
+    """zgees of a [..., n, n] with sort N: (T, vs, w, sdim = 0, info)."""
+    a = args[0]
+    if _char(cfg, "sort", "N") != "N":
+        raise XlaError(f"'xla.custom_call' gees sort must be 'N' (no eigenvalue ordering: a select "
+                       f"function cannot be passed); got {_char(cfg, 'sort', 'N')!r}")
+    a, n = _schur_padded(a)
+    t, z, ok = _schur_of(a)
+    t, z = _lead(t, n, 2), _lead(z, n, 2)
+    w = jacobi.diag(t)
+    info = where(ok, _nan_info((w, 1)), full(1, S32, list(ok.dims)))
+    return [t, _vectors_out(z, outs[1]), w, full(0, S32, list(ok.dims)), info]
+
+
 def _symmetric(a: X, lower: bool) -> X:
     """The symmetric (Hermitian) matrix of a's lower (or upper) triangle; a complex one's
     diagonal real, as LAPACK's heevd assumes it."""
@@ -587,10 +642,8 @@ def _sytrd(args, cfg, outs):
     a = args[0]
     if _char(cfg, "uplo", "L") == "L":
         return list(_tridiagonal_lower(a))
-    r = a.rank
-    flip = lambda x, dims: X(op("rev", x, dimensions=[d % x.rank for d in dims]))   # noqa: E731
-    c, d, e, tau, info = _tridiagonal_lower(flip(a, [r - 2, r - 1]))
-    return [flip(c, [r - 2, r - 1]), flip(d, [-1]), flip(e, [-1]), flip(tau, [-1]), info]
+    c, d, e, tau, info = _tridiagonal_lower(a.rev([-2, -1]))
+    return [c.rev([-2, -1]), d.rev([-1]), e.rev([-1]), tau.rev([-1]), info]
 
 
 def _tridiagonal_lower(a: X) -> tuple[X, X, X, X, X]:
@@ -630,7 +683,8 @@ def _tridiagonal_lower(a: X) -> tuple[X, X, X, X, X]:
 
 EXPANDERS = {"potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
              "syevd": _syevd, "heevd": _syevd, "gesdd": _svd, "gesvd": _svd, "LuDecomposition": _lu_decomposition,
-             "Eigh": _eigh, "gtsv": _gtsv, "sytrd": _sytrd, "hetrd": _sytrd, "geqp3": _geqp3, "gehrd": _gehrd}
+             "Eigh": _eigh, "gtsv": _gtsv, "sytrd": _sytrd, "hetrd": _sytrd, "geqp3": _geqp3, "gehrd": _gehrd,
+             "geev": _geev, "gees": _gees}
 
 
 # -- the pass -----------------------------------------------------------------------------

@@ -246,12 +246,14 @@ for _name, _fn, _core in (("Qr", _geqrf, (2,)), ("ProductOfElementaryHouseholder
 #: xlair.targets, which the run side imports (tests/e2e/test_linalg_device.py checks that the
 #: two agree).
 DEVICE_ROUTINES = frozenset({"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd",
-                             "gesvd", "gtsv", "sytrd", "hetrd", "geqp3", "gehrd", "Qr",
+                             "gesvd", "gtsv", "sytrd", "hetrd", "geqp3", "gehrd", "geev", "gees", "Qr",
                              "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "Eigh"})
 DEVICE_TYPES = _REAL
 DEVICE_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "Qr",
                             "ProductOfElementaryHouseholderReflectors", "heevd", "Eigh", "gesdd", "gesvd", "gtsv",
-                            "hetrd", "geqp3", "gehrd"})
+                            "hetrd", "geqp3", "gehrd", "geev", "gees"})
+#: ... of which these only in the complex types
+DEVICE_COMPLEX_ONLY = frozenset({"geev", "gees"})
 
 
 def on_device(target_name: str, operand_types) -> bool:
@@ -260,6 +262,8 @@ def on_device(target_name: str, operand_types) -> bool:
     routine = routine_of(target_name)
     if routine not in DEVICE_ROUTINES:
         return False
+    if routine in DEVICE_COMPLEX_ONLY:
+        return target_name[len("lapack_")] not in DEVICE_TYPES
     if routine in DEVICE_COMPLEX:
         return True
     if target_name.startswith("lapack_"):

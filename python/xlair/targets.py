@@ -181,10 +181,10 @@ def _host_linalg(ins: set, outs: set, attrs: dict):
 _NO_DEVICE_LINALG = ("xlair runs these of JAX's LAPACK custom calls (and of XLA's Qr, Eigh, LuDecomposition, "
                      "ProductOfElementaryHouseholderReflectors) by calling LAPACK on the host CPU; its device "
                      "forms (lowering/linalg_expand.py) cover potrf, trsm, getrf, geqrf, orgqr, syevd, gesdd, "
-                     "gesvd, gtsv and sytrd in f32 and f64, and potrf, trsm, getrf, geqrf, ungqr, heevd, gesdd, "
-                     "gesvd, gtsv, hetrd and XLA's LuDecomposition, Qr, ProductOfElementaryHouseholderReflectors "
-                     "and Eigh in c64 and c128 too: compile for target cpu")
-
+                     "gesvd, gtsv, sytrd, geqp3 and gehrd in f32 and f64, and potrf, trsm, getrf, geqrf, ungqr, "
+                     "heevd, gesdd, gesvd, gtsv, hetrd, geqp3, gehrd, geev, gees and XLA's LuDecomposition, Qr, "
+                     "ProductOfElementaryHouseholderReflectors and Eigh in c64 and c128 (a real geev or gees, "
+                     "whose Schur form is real, is not one yet): compile for target cpu")
 
 LIMITATIONS: list[Limitation] = [
     Limitation("vulkan", ("xla.clz",), "s8, u8, s16, u16, s64, u64",

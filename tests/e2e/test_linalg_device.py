@@ -353,3 +353,101 @@ def test_compiles_for_gpus(name, gpu):
         with jax.enable_x64(dt in (np.float64, np.complex128)):
             comp = xla.from_jax(FUNCTIONS[name], _mat((4, 4) if name in UNBATCHED else (2, 4, 4), dt, 0))
         assert compile_vmfb(comp, gpu)[:8]
+
+
+def _eig(a, left=True, target="cpu"):
+    """(ours, jax.jit's) w, vl, vr of lax.linalg.eig with left and right vectors."""
+    def fn(a):
+        return tuple(jax.lax.linalg.eig(a, compute_left_eigenvectors=left))
+    with jax.enable_x64(a.dtype == np.complex128):
+        want = [np.asarray(w) for w in jax.jit(fn)(a)]
+        if target == "cpu":
+            got = [np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a)]
+        else:
+            got = [np.asarray(g) for g in xla.jit(fn, target=target)(a)]
+    return got, want
+
+
+def _check_eig(a, got, want, tol):
+    """Eigenvalues as LAPACK's (in the QR algorithm's order, which may differ from zgeev's);
+    each right and left vector equal to LAPACK's for the same eigenvalue (zgeev's scaling, unit
+    norm and a real positive largest component, fixes them), and by their defining property."""
+    h = lambda x: np.conj(np.swapaxes(x, -1, -2))               # noqa: E731
+    w, vl, vr = got
+    ww, wvl, wvr = want
+    scale = max(1.0, float(np.abs(a).max()))
+    for b in np.ndindex(w.shape[:-1]):
+        match = [int(np.argmin(np.abs(ww[b] - x))) for x in w[b]]
+        assert sorted(match) == list(range(w.shape[-1])), (w[b], ww[b])
+        np.testing.assert_allclose(w[b], ww[b][match], atol=tol * scale)
+        np.testing.assert_allclose(vr[b], wvr[b][:, match], atol=tol * 10)
+        np.testing.assert_allclose(vl[b], wvl[b][:, match], atol=tol * 10)
+    np.testing.assert_allclose(a @ vr, vr * w[..., None, :], atol=tol * scale * 10)
+    np.testing.assert_allclose(h(a) @ vl, vl * np.conj(w)[..., None, :], atol=tol * scale * 10)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (5, 5), (2, 4, 4), (24, 24)], ids=lambda s: "x".join(map(str, s)))
+def test_complex_eig_device_form_on_cpu_matches_lapack(shape, dt):
+    """zgeev as device code (lowering/schur.py): the Hessenberg form, the shifted QR algorithm
+    with Givens rotations, ztrevc's back substitution and zgeev's scaling.  1x1 to 3x3 are
+    computed padded to 4 (IREE 3.13 crashed compiling them)."""
+    a = _mat(shape, dt, shape[-1])
+    got, want = _eig(a)
+    _check_eig(a, got, want, 2e-4 if dt == np.complex64 else 1e-10)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 5, 5)], ids=["3x3", "batch2x5x5"])
+def test_complex_schur_device_form(shape, dt):
+    """zgees as device code: Z unitary, T upper triangular, Z T Z^H = a, T's diagonal LAPACK's
+    eigenvalues (the Schur form itself is not unique: its diagonal's order is the algorithm's)."""
+    a = _mat(shape, dt, 9)
+    tol = 2e-4 if dt == np.complex64 else 1e-10
+    with jax.enable_x64(dt == np.complex128):
+        want_w = np.asarray(jax.jit(jnp.linalg.eigvals)(a))
+        fn = lambda a: tuple(jax.lax.linalg.schur(a))          # noqa: E731
+        t, z = (np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a))
+    h = lambda x: np.conj(np.swapaxes(x, -1, -2))               # noqa: E731
+    n = shape[-1]
+    assert np.all(np.tril(t, -1) == 0)
+    np.testing.assert_allclose(h(z) @ z, np.broadcast_to(np.eye(n), z.shape), atol=tol * 10)
+    np.testing.assert_allclose(z @ t @ h(z), a, atol=tol * 10 * np.abs(a).max())
+    d = np.diagonal(t, axis1=-2, axis2=-1)
+    for b in np.ndindex(d.shape[:-1]):
+        match = [int(np.argmin(np.abs(want_w[b] - x))) for x in d[b]]
+        assert sorted(match) == list(range(n))
+        np.testing.assert_allclose(d[b], want_w[b][match], atol=tol * 10)
+
+
+def test_complex_eig_of_special_matrices():
+    """A cyclic permutation (unit eigenvalues that plain Wilkinson shifts cycle on: the
+    exceptional shifts after 10 and 20 trips break it), a Jordan block, the zero and identity
+    matrices, and NaN (info 1: JAX fills every result with NaN, as after LAPACK's failure)."""
+    n = 6
+    cycle = np.roll(np.eye(n), 1, 0).astype(np.complex128)
+    got, want = _eig(cycle)
+    np.testing.assert_allclose(np.sort(np.angle(got[0])), np.sort(np.angle(np.exp(2j * np.pi * np.arange(n) / n))),
+                               atol=1e-10)
+    np.testing.assert_allclose(cycle @ got[2], got[2] * got[0][None, :], atol=1e-10)
+    for a in (np.zeros((n, n)), np.eye(n), 2 * np.eye(n) + np.eye(n, k=1)):
+        got, want = _eig(a.astype(np.complex128))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, atol=1e-12)
+    got, _ = _eig(np.full((n, n), np.nan, np.complex128))
+    assert all(np.all(np.isnan(g)) for g in got)
+
+
+def test_complex_eig_on_vulkan():
+    if "vulkan" not in E2E_TARGETS:
+        pytest.skip("no Vulkan device on this machine")
+    a = _mat((2, 5, 5), np.complex64, 5)
+    got, want = _eig(a, target="vulkan")
+    _check_eig(a, got, want, 2e-4)
+
+
+@pytest.mark.parametrize("gpu", ["cuda", "rocm"])
+def test_complex_eig_and_schur_compile_for_gpus(gpu):
+    a = _mat((2, 4, 4), np.complex64, 0)
+    for fn in (jnp.linalg.eig, jnp.linalg.eigvals, lambda a: tuple(jax.lax.linalg.schur(a))):
+        assert compile_vmfb(xla.from_jax(fn, a), gpu)[:8]

@@ -289,9 +289,9 @@ def test_importer_checks_the_lapack_layouts():
 @pytest.mark.parametrize("gpu", ["vulkan", "cuda", "rocm"])
 def test_gpu_targets_name_the_routine_they_cannot_run(gpu):
     # (the SVD, getrf, trsm, potrf, QR, pivoted QR, eigh, gehrd, sytrd and gtsv, real and complex,
-    # run as device code there: tests/e2e/test_linalg_device.py)
-    comp = xla.from_jax(jnp.linalg.eigvals, _mat((4, 4), np.complex64))
+    # and complex geev and gees run as device code there: tests/e2e/test_linalg_device.py)
+    comp = xla.from_jax(jnp.linalg.eigvals, _mat((4, 4), np.float32))
     from xlair.compile import compile_vmfb
     with pytest.raises(xla.XlaError, match=rf"target {gpu} cannot run 'xla.custom_call' "
-                                           r"\(lapack_cgeev_ffi: LAPACK geev\)"):
+                                           r"\(lapack_sgeev_ffi: LAPACK geev\)"):
         compile_vmfb(comp, gpu, cache=False)
