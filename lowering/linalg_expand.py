@@ -110,7 +110,9 @@ def _char(cfg: dict, key: str, default: str) -> str:
 
 # -- helpers ------------------------------------------------------------------------------
 def _col(a: X, j: X) -> X:
-    """Column j of each matrix: [..., m]."""
+    """Column j (a scalar, or one per matrix [...]) of each matrix: [..., m]."""
+    if j.rank:
+        j = j.reshape(list(j.dims) + [1, 1])
     return where(iota(a.dims, -1).eq(j), a, 0).sum(-1)
 
 
@@ -122,7 +124,9 @@ def _row(a: X, i: X) -> X:
 
 
 def _at(v: X, j: X) -> X:
-    """Element j of each vector: [...]."""
+    """Element j (a scalar, or one per vector [...]) of each vector: [...]."""
+    if j.rank:
+        j = _last(j)
     return where(iota(v.dims, -1).eq(j), v, 0).sum(-1)
 
 
@@ -185,7 +189,7 @@ def lu(a: X) -> tuple[X, X, X, X]:
         x = where(ri.eq(j), rp.reshape(bt + [1, n]), where(ri.eq(pe), rj.reshape(bt + [1, n]), x))
         piv = where(iota(piv.dims, -1).eq(j), _last(p), piv)
         pj = _at(perm, j)
-        pp = where(rows.eq(_last(p)), perm, 0).sum(-1)
+        pp = _at(perm, p)
         perm = where(rows.eq(j), _last(pp), where(rows.eq(_last(p)), _last(pj), perm))
         pivot = _at(rp, j)
         info = where(info.eq(0) & pivot.eq(0), (j + 1).to(info.dims), info)
@@ -278,22 +282,17 @@ def _orgqr(args, cfg, outs):
     return [householder_product(args[0], args[1])]
 
 
-def _column_at(x: X, j: X) -> X:
-    """Column j of each matrix (j [...], one per matrix): [..., m]."""
-    return where(iota(x.dims, -1).eq(_last(_last(j))), x, 0).sum(-1)
-
-
 def _swap(v: X, i: X, j: X) -> X:
     """v [..., n] with elements i (a scalar) and j ([...], one per vector) exchanged."""
     idx = iota(v.dims, -1)
-    vi, vj = _slice_at(v, i, -1), where(idx.eq(_last(j)), v, 0).sum(-1)
+    vi, vj = _slice_at(v, i, -1), _at(v, j)
     return where(idx.eq(i), _last(vj), where(idx.eq(_last(j)), _last(vi), v))
 
 
 def _swap_columns(x: X, i: X, j: X) -> X:
     """x [..., m, n] with columns i (a scalar) and j ([...], one per matrix) exchanged."""
     ci, jj = iota(x.dims, -1), _last(_last(j))
-    xi, xj = _slice_at(x, i, -1), _column_at(x, j)
+    xi, xj = _slice_at(x, i, -1), _col(x, j)
     return where(ci.eq(i), _last(xj), where(ci.eq(jj), _last(xi), x))
 
 
@@ -331,8 +330,8 @@ def _geqp3(args, cfg, outs):
     jpvt != 0 (a constant: JAX passes zeros) are moved to the front (dgeqp3's swaps, in column
     order) and factored first, without pivoting; then each step takes the free column of the
     largest partial norm (the first, as idamax), and the norms are downdated as dlaqp2 does,
-    recomputed where the downdate would lose more than half the digits (tol3z = sqrt(eps)).  Results: (the packed R and reflectors,
-    1-based pivots, tau [..., min(m, n)])."""
+    recomputed where the downdate would lose more than half the digits (tol3z = sqrt(eps)).
+    Results: (the packed R and reflectors, 1-based pivots, tau [..., min(m, n)])."""
     a, jpvt = args
     *bt, m, n = a.dims
     k = min(m, n)
@@ -359,7 +358,7 @@ def _geqp3(args, cfg, outs):
         x, piv, tau, vn1, vn2, nf = s
         ri, ci = iota(x.dims, -2), iota(x.dims, -1)
         rows, cols = iota(bt + [m], -1), iota(bt + [n], -1)
-        free = i.to(bt).ge(nf) if bt else i.ge(nf)
+        free = i.to(bt).ge(nf)
         mag = where(cols.ge(i), vn1, -1)
         pv = where(mag.eq(_last(mag.max(-1))), cols, n).min(-1)
         pv = where(pv.ge(n) | ~free, i.to(pv.dims), pv)         # (NaN norms, a fixed column: no swap)

@@ -25,7 +25,7 @@ from xlair.dialect.types import PRED, S32
 
 from . import jacobi
 from .emit import X, counted, full, iota, where, while_loop
-from .emit import cabs1 as _cabs1, last as _last, slice_at as _at
+from .emit import cabs1 as _cabs1, last as _last, slice_at as _slice_at
 
 #: trips of the QR iteration per row, as LAPACK's ITMAX = 30 max(10, n)
 TRIPS_PER_ROW = 30
@@ -55,13 +55,13 @@ def _rotate(t: X, z: X, k: X, c: X, s: X) -> tuple[X, X]:
     of t and z from the right (c, s [...], one per matrix)."""
     c, s = _last(c).astype(t.et), _last(s)                      # [..., 1]
     ri = iota(t.dims, -2)
-    rk, rk1 = _at(t, k, -2), _at(t, k + 1, -2)                  # [..., n]
+    rk, rk1 = _slice_at(t, k, -2), _slice_at(t, k + 1, -2)      # [..., n]
     as_row = lambda v: v.reshape(list(v.dims[:-1]) + [1, v.dims[-1]])     # noqa: E731
     t = where(ri.eq(k), as_row(c * rk + s * rk1), where(ri.eq(k + 1), as_row(c * rk1 - s.conj() * rk), t))
 
     def right(m):
         mi = iota(m.dims, -1)
-        ck, ck1 = _at(m, k, -1), _at(m, k + 1, -1)
+        ck, ck1 = _slice_at(m, k, -1), _slice_at(m, k + 1, -1)
         return where(mi.eq(k), _last(ck * c + ck1 * s.conj()), where(mi.eq(k + 1), _last(ck1 * c - ck * s), m))
     return right(t), right(z)
 
@@ -109,13 +109,13 @@ def complex_schur(h: X, z: X) -> tuple[X, X, X]:
 
         def chase(k, s):
             t, zz = s
-            first = k.to(bt).eq(lo) if bt else k.eq(lo)
-            on = active & k.to(bt).ge(lo) & k.to(bt).lt(hi) if bt else active & k.ge(lo) & k.lt(hi)
+            kb = k.to(bt)
+            first = kb.eq(lo)
+            on = active & kb.ge(lo) & kb.lt(hi)
             km = (k - 1).maximum(full(0, S32))
-            x_b = _at(_at(t, k, -2), km, -1)
-            y_b = _at(_at(t, k + 1, -2), km, -1)
-            x_f = _at(_at(t, k, -2), k, -1) - mu
-            y_f = _at(_at(t, k + 1, -2), k, -1)
+            rk, rk1 = _slice_at(t, k, -2), _slice_at(t, k + 1, -2)
+            x_b, y_b = _slice_at(rk, km, -1), _slice_at(rk1, km, -1)
+            x_f, y_f = _slice_at(rk, k, -1) - mu, _slice_at(rk1, k, -1)
             cc, ss = _givens(where(first, x_f, x_b), where(first, y_f, y_b))
             cc = where(on, cc, 1)
             ss = where(on, ss, full(0, t.et))
@@ -152,10 +152,10 @@ def right_vectors(t: X) -> X:
         x, t, w = st
         i = (n - 1) - s
         cols = iota(list(t.dims[:-1]), -1)
-        row = _at(t, i, -2)                                        # t[i, :]: [..., n]
+        row = _slice_at(t, i, -2)                                  # t[i, :]: [..., n]
         row = where(cols.gt(i), row, full(0, t.et))
         acc = (row.reshape(bt + [1, n]) @ x).reshape(bt + [n])     # sum_j t[i, j] x[j, k]
-        tii = _at(_at(t, i, -2), i, -1)
+        tii = _slice_at(_slice_at(t, i, -2), i, -1)
         den = _last(tii) - w
         smin = (eps * _cabs1(w)).maximum(tiny)
         den = where(_cabs1(den).lt(smin), smin.astype(t.et), den)
@@ -184,11 +184,11 @@ def normalize(v: X) -> X:
     rows = iota(v.dims, -2)
     best = mag.max(-2)
     kmax = where(mag.eq(best.reshape(bt + [1, m])), rows, n).min(-2)
-    vk = where(rows.eq(kmax.reshape(bt + [1, m])), v, 0).sum(-2)
+    at_k = rows.eq(kmax.reshape(bt + [1, m]))
+    vk = where(at_k, v, 0).sum(-2)
     avk = vk.abs()
     phase = vk.conj() / where(avk.eq(0), 1, avk).astype(v.et)
     phase = where(avk.eq(0), full(1, v.et), phase)
     v = v * phase.reshape(bt + [1, m])
-    at_k = rows.eq(kmax.reshape(bt + [1, m]))
     return where(at_k, v.real().astype(v.et), v)
 
