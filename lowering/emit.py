@@ -115,8 +115,21 @@ class X:
         r = self.rank
         return self.transpose(list(range(r - 2)) + [r - 1, r - 2])
 
-    def slice(self, starts, limits) -> "X":
-        return X(op("slice", self, start_indices=list(starts), limit_indices=list(limits)))
+    def slice(self, starts, limits, strides=None) -> "X":
+        kw = {"strides": list(strides)} if strides else {}
+        return X(op("slice", self, start_indices=list(starts), limit_indices=list(limits), **kw))
+
+    def diagonal(self, k: int = 0) -> "X":
+        """Diagonal k (0 the main one, -1 the subdiagonal) of square matrices [..., n, n]:
+        [..., n - |k|].  A strided slice of the flattened matrices: no mask, no iota and no
+        sum (an iota shared by masked sums became an operand-less dispatch IREE 3.13 left
+        outside its execution regions, docs/iree-limits.md), and a NaN elsewhere stays out."""
+        *bt, n, _ = self.dims
+        flat = self.reshape(bt + [n * n])
+        first = k if k >= 0 else -k * n
+        count = n - abs(k)
+        return flat.slice([0] * len(bt) + [first], bt + [first + (count - 1) * (n + 1) + 1],
+                          [1] * len(bt) + [n + 1])
 
     def pad(self, value, highs, lows=None) -> "X":
         from xlair.dialect.attrs import PaddingConfig, PaddingConfigDimension
@@ -239,8 +252,22 @@ def cabs1(x: X) -> X:
     return x.real().abs() + x.imag().abs() if x.et.is_complex else x.abs()
 
 
+#: the most elements an iota of the device code is made as a constant table
+IOTA_TABLE_MAX = 1024
+
+
 def iota(dims: Sequence[int], dim: int, et=S32) -> X:
-    return X(op("iota", shape=Shape(et, tuple(dims)), iota_dimension=dim % len(dims)))
+    """Indices along `dim`.  A small one is a constant table: an iota is an operand-less
+    dispatch where IREE does not fuse it into each consumer, and IREE 3.13's stream
+    partitioning left such a dispatch, shared by a loop's region and the code around it,
+    outside every execution region ('streamable op expected to be in an execution region',
+    docs/iree-limits.md); IREE clones a small constant into each dispatch reading it instead."""
+    shape = Shape(et, tuple(dims))
+    ax = dim % len(dims)
+    if int(np.prod(dims)) <= IOTA_TABLE_MAX:
+        along = np.arange(dims[ax]).reshape([-1 if d == ax else 1 for d in range(len(dims))])
+        return X(op("constant", value=np.ascontiguousarray(np.broadcast_to(along, dims)).astype(shape.dtype)))
+    return X(op("iota", shape=shape, iota_dimension=ax))
 
 
 def where(pred: X, a, b) -> X:

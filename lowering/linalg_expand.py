@@ -5,9 +5,9 @@ eigh_expander, ...), done here for every call a target cannot run on the host.
 Each expander computes what jaxlib's kernel returns (python/xlair/lapack.py runs the kernels
 on the host): the same results, layouts and `info`, for real types (f32, f64) and, for potrf,
 trsm, getrf, LuDecomposition, the Householder QR, eigh, the SVD, gtsv, hetrd, geqp3 and gehrd,
-complex ones (c64, c128); geev and gees for complex ones only.  Batched over the leading
-dimensions.  The algorithms, on whole batches of matrices (masks and reductions select rows and
-columns, so every matrix of a batch takes its own pivots):
+complex ones (c64, c128), and geev and gees for both.  Batched over the leading dimensions.
+The algorithms, on whole batches of matrices (masks and reductions select rows and columns, so
+every matrix of a batch takes its own pivots):
 
   potrf    xla.cholesky; info = the first column whose pivot is not positive (or NaN).  The
            other triangle is xla.cholesky's zeros, where LAPACK leaves the input (JAX's program
@@ -34,8 +34,9 @@ columns, so every matrix of a batch takes its own pivots):
            columns with jpvt != 0 first, unpivoted)
   gehrd    Householder reduction to upper Hessenberg form of rows and columns ilo..ihi, as
            dgehd2 / zgehd2 run it
-  geev, gees  (complex only) the Hessenberg form, then the shifted QR algorithm and ztrevc's
-           eigenvectors (lowering/schur.py), scaled as zgeev scales them
+  geev, gees  the Hessenberg form, then the shifted QR algorithm (zlahqr; real matrices:
+           dlahqr's double shift and dlanv2's standard 2x2 blocks) and ztrevc's eigenvectors
+           (lowering/schur.py), scaled as zgeev / dgeev scale them
 
 Eigenvectors and singular vectors are LAPACK's up to their signs.  `info` of syevd / gesdd
 is 0, or 1 where the result has a NaN (JAX's program then fills the results with NaN).
@@ -75,9 +76,6 @@ _TYPES = "sd"
 #: c128); the others' complex calls stay on the host (python/xlair/lapack.py DEVICE_COMPLEX)
 _COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "orgqr", "heevd", "Eigh",
                       "gesdd", "gesvd", "gtsv", "hetrd", "geqp3", "gehrd", "geev", "gees"})
-#: ... of which these only for complex matrices (a real matrix's Schur form is real: LAPACK's
-#: double-shift QR, not done here yet)
-_COMPLEX_ONLY = frozenset({"geev", "gees"})
 
 
 def routine_of(target_name: str, operand_types=()) -> str | None:
@@ -87,9 +85,7 @@ def routine_of(target_name: str, operand_types=()) -> str | None:
     m = _LAPACK.fullmatch(target_name)
     if m:
         name = m.group(2)
-        real = m.group(1) in _TYPES
-        return name if name in EXPANDERS and ((real and name not in _COMPLEX_ONLY) or (not real and name in _COMPLEX)) \
-            else None
+        return name if name in EXPANDERS and (m.group(1) in _TYPES or name in _COMPLEX) else None
     name = _XLA_TARGETS.get(target_name)
     return name if name and (name in _COMPLEX or not set(operand_types) & {"c64", "c128"}) else None
 
@@ -445,9 +441,11 @@ def _lead(x: X, n: int, core: int) -> X:
     return x.slice([0] * x.rank, list(x.dims[:x.rank - core]) + [n] * core)
 
 
-def _schur_of(a: X) -> tuple[X, X, X]:
-    """The complex Schur form of a [..., n, n]: (T, Z, converged [...]), a = Z T Z^H; the
-    Hessenberg form and its Z as zgehrd and zunghr make them, then lowering/schur.py."""
+def _schur_of(a: X) -> tuple[X, X, X, list[X]]:
+    """The Schur form of a [..., n, n]: (T, Z, converged [...], the eigenvalues: [w], or [wr, wi]
+    of a real matrix), a = Z T Z^H; the Hessenberg form and its Z as ?gehrd and ?orghr make
+    them, then lowering/schur.py (a real matrix's form real, its 2x2 blocks in dlanv2's
+    standard form)."""
     *bt, n, _ = a.dims
     packed, tau, _ = _gehrd([a], {}, None)
     ri, ci = iota(a.dims, -2), iota(a.dims, -1)
@@ -455,7 +453,12 @@ def _schur_of(a: X) -> tuple[X, X, X]:
     q = householder_product(packed.slice([0] * len(bt) + [1, 0], bt + [n, n - 1]), tau)
     z = where(ri.ge(1) & ci.ge(1), q.pad(0, [0] * (len(bt) + 2), lows=[0] * len(bt) + [1, 1]),
               jacobi.eye_like(a.dims, a.et))
-    return schur.complex_schur(h, z)
+    if a.et.is_complex:
+        t, z, ok = schur.complex_schur(h, z)
+        return t, z, ok, [jacobi.diag(t)]
+    t, z, ok = schur.real_schur(h, z)
+    t, z, wr, wi = schur.standardize(t, z)
+    return t, z, ok, [wr, wi]
 
 
 def _vectors_out(v: X, shape) -> X:
@@ -465,35 +468,44 @@ def _vectors_out(v: X, shape) -> X:
 
 
 def _geev(args, cfg, outs):
-    """zgeev of a [..., n, n]: (w, vl, vr, info).  Eigenvalues are the diagonal of the Schur
-    form (lowering/schur.py), in the order the QR algorithm leaves them (LAPACK's own order is
-    its algorithm's too: JAX sorts nothing); eigenvectors from ztrevc's back substitution, back-
-    transformed and scaled as zgeev does.  info = 1 where the iteration did not converge or the
-    result has a NaN (JAX then fills the results with NaN)."""
+    """zgeev / dgeev of a [..., n, n]: (w, vl, vr, info), or (wr, wi, vl, vr, info) of a real a
+    (its vectors complex, as jaxlib unpacks them).  Eigenvalues are the diagonal (blocks) of the
+    Schur form (lowering/schur.py), in the order the QR algorithm leaves them (LAPACK's order is
+    its algorithm's too: JAX sorts nothing; a real matrix's pairs are adjacent, wi > 0 first);
+    eigenvectors by ztrevc's back substitution on the (complex) triangular form, back-
+    transformed and scaled as zgeev / dgeev do.  info = 1 where the iteration did not converge
+    or the result has a NaN (JAX then fills the results with NaN)."""
     a, n = _schur_padded(args[0])
-    t, z, ok = _schur_of(a)
-    w = _lead(jacobi.diag(t), n, 1)
-    res = [w]
-    for key, default, vectors, shape in (("compute_left", "N", schur.left_vectors, outs[1]),
-                                         ("compute_right", "V", schur.right_vectors, outs[2])):
+    t, z, ok, w = _schur_of(a)
+    if a.et.is_complex:
+        tc, zc, finish = t, z, lambda v, left: schur.normalize(v)       # noqa: E731
+    else:
+        wi = w[1]
+        tc, zc = schur.complex_form(t, z, wi)
+        finish = lambda v, left: schur.real_vectors(v, t, z, wi, left)     # noqa: E731
+    w = [_lead(x, n, 1) for x in w]
+    res = list(w)
+    for key, default, vectors, shape in (("compute_left", "N", schur.left_vectors, outs[len(w)]),
+                                         ("compute_right", "V", schur.right_vectors, outs[len(w) + 1])):
         want = _char(cfg, key, default) == "V"
-        res.append(_vectors_out(_lead(schur.normalize(z @ vectors(t)), n, 2), shape) if want
-                   else full(0, a.et, shape.dims))
-    return res + [where(ok, _nan_info((w, 1)), full(1, S32, list(ok.dims)))]
+        res.append(_vectors_out(_lead(finish(zc @ vectors(tc), key == "compute_left"), n, 2), shape) if want
+                   else full(0, shape.element_type, shape.dims))
+    return res + [where(ok, _nan_info(*[(x, 1) for x in w]), full(1, S32, list(ok.dims)))]
 
 
 def _gees(args, cfg, outs):
-    """zgees of a [..., n, n] with sort N: (T, vs, w, sdim = 0, info)."""
+    """zgees / dgees of a [..., n, n] with sort N: (T, vs, w, sdim = 0, info), or (T, vs, wr, wi,
+    sdim, info) of a real a (T quasi-triangular, its 2x2 blocks in dlanv2's standard form)."""
     a = args[0]
     if _char(cfg, "sort", "N") != "N":
         raise XlaError(f"'xla.custom_call' gees sort must be 'N' (no eigenvalue ordering: a select "
                        f"function cannot be passed); got {_char(cfg, 'sort', 'N')!r}")
     a, n = _schur_padded(a)
-    t, z, ok = _schur_of(a)
+    t, z, ok, w = _schur_of(a)
+    w = [_lead(x, n, 1) for x in w]
     t, z = _lead(t, n, 2), _lead(z, n, 2)
-    w = jacobi.diag(t)
-    info = where(ok, _nan_info((w, 1)), full(1, S32, list(ok.dims)))
-    return [t, _vectors_out(z, outs[1]), w, full(0, S32, list(ok.dims)), info]
+    info = where(ok, _nan_info(*[(x, 1) for x in w]), full(1, S32, list(ok.dims)))
+    return [t, _vectors_out(z, outs[1]), *w, full(0, S32, list(ok.dims)), info]
 
 
 def _symmetric(a: X, lower: bool) -> X:

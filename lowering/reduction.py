@@ -22,11 +22,34 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import PRED, S64, Shape
 
+from .registry import defining_op, fill_c128
 from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, in_loop_body, index,
                        insert_slice, loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of,
                        value_of)
 from .scalar import emit_region
 from .shape import transpose
+
+
+def _init(out: Shape, init: ir.Value) -> ir.Value:
+    """A reduction's accumulators, `init` everywhere.  A C128 init made of two constant parts
+    (xla.complex of constants) is filled from those parts: filled from its element read on the
+    host, IREE 3.13 made the init in a dispatch of its own and crashed reading its 128 bits back
+    ("getTypeBitWidth", the eigenvectors of a real F64 matrix; docs/iree-limits.md)."""
+    parts = _constant_parts(init) if out.element_type.name == "c128" else None
+    if parts is None:
+        return fill(out, extract_scalar(init))
+    return fill_c128(out, *(extract_scalar(p) for p in parts))
+
+
+def _constant_parts(v: ir.Value):
+    """The constant parts a complex scalar is made of (an xla.complex of two constants, as
+    the builder, the importer and lowering/emit.py make complex constants), or None."""
+    d = defining_op(v)
+    if d is None or d.name != "xla.complex":
+        return None
+    if not all(getattr(defining_op(x), "name", None) in ("xla.constant", "arith.constant") for x in d.operands):
+        return None
+    return list(d.operands)
 
 
 @lowers("xla.reduce", scalar_regions=True)
@@ -36,7 +59,7 @@ def lower_reduce(lw):
     inits = lw.value("init_values")
     dims = sorted(lw.attr("dimensions"))
     outs = lw.result_shape.leaves()
-    accs = [fill(o, extract_scalar(i)) for o, i in zip(outs, inits)]
+    accs = [_init(o, i) for o, i in zip(outs, inits)]
     n = len(inputs)
     if any(shapes[0].dims[d] == 0 for d in dims):   # nothing to reduce: the init values (and no
         return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)

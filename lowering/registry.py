@@ -251,15 +251,22 @@ def fill(shape: Shape, scalar: ir.Value) -> ir.Value:
     C128_FILL, so that each reader keeps its own (distinct_c128_fills)."""
     if shape.element_type.name == "c128":           # from two F64 fills
         from xlair.dialect.ir import complex_d
-        n = shape.rank
-        part = shape.with_type(shape.element_type.component)
-        re, im = (value_of(linalg.fill(f(scalar), outs=[empty(part)])) for f in (complex_d.re, complex_d.im))
-        ident = affine_map(n, list(range(n)))
-        made = generic([re, im], [ident, ident], [empty(shape)], [ident], ["parallel"] * n,
-                       lambda a, b, _out: [complex_d.create_(scalar.type, a, b)])[0]
-        made.owner.attributes[C128_FILL] = ir.UnitAttr.get()
-        return made
+        return fill_c128(shape, complex_d.re(scalar), complex_d.im(scalar))
     return value_of(linalg.fill(scalar, outs=[empty(shape)]))
+
+
+def fill_c128(shape: Shape, re_s: ir.Value, im_s: ir.Value) -> ir.Value:
+    """A C128 tensor of `shape` with every element re_s + i im_s (F64 scalars), as fill()
+    makes it."""
+    from xlair.dialect.ir import complex_d
+    n = shape.rank
+    part = shape.with_type(shape.element_type.component)
+    re, im = (value_of(linalg.fill(x, outs=[empty(part)])) for x in (re_s, im_s))
+    ident = affine_map(n, list(range(n)))
+    made = generic([re, im], [ident, ident], [empty(shape)], [ident], ["parallel"] * n,
+                   lambda a, b, _out: [complex_d.create_(ir.ComplexType.get(re_s.type), a, b)])[0]
+    made.owner.attributes[C128_FILL] = ir.UnitAttr.get()
+    return made
 
 
 def distinct_c128_fills(module: ir.Module) -> None:

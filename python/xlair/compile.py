@@ -293,7 +293,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
     input_key = iree_input_key(text, tgt, all_flags) if key else None
     vmfb = cache_get(input_key) if input_key else None
     if vmfb is None:
-        form = None
+        forms = []          # the forms of its loops to compile it in next, each tried where the one before fails
         try:
             vmfb = seal(iree_compile(text, tgt, all_flags))
         except XlaError as e:
@@ -301,11 +301,16 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
                 # IREE refused a counted loop's form (its stream partitioning left a dispatch
                 # of the peeled trip outside any execution region: docs/iree-limits.md): the
                 # program with its counted loops in the general form, its device loops kept
-                form = dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)
-            elif on_device:
+                forms = [dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)]
+            elif on_device and counted and "scf.for" in text:
                 # IREE refused a loop moved onto the device (lowering/device_loops.py; the forms
-                # it is known to refuse are avoided there): the program with its loops on the host
-                form = dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)
+                # it is known to refuse are avoided there): first the general form of its counted
+                # loops, still on the device (a real 3x3 Schur form's device block, over the CPU's
+                # stack in the counted form, compiled so), then its loops on the host
+                forms = [dict(counted=False, device_loops=True, loop_barriers=loop_barriers),
+                         dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)]
+            elif on_device:
+                forms = [dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)]
             else:
                 raise
         else:
@@ -314,18 +319,23 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
                 # IREE's VM would read a null buffer (iree-org/iree#24753, docs/iree-limits.md): the
                 # next form of the program's loops, as the runtime's fallbacks take them
                 if counted and "scf.for" in text:
-                    form = dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)
+                    forms = [dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)]
                 elif on_device:
-                    form = dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)
+                    forms = [dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)]
                 elif loop_barriers and tgt.desc.reduction_barriers:
-                    form = dict(counted=counted, device_loops=device_loops, loop_barriers=False)
+                    forms = [dict(counted=counted, device_loops=device_loops, loop_barriers=False)]
                 else:
                     raise XlaError(f"IREE's VM would fail on this program's loops on {tgt.name} (iree-org/iree#24753, "
                                    f"docs/iree-limits.md), in every form xlair has for them: "
                                    f"{null_reads[0]}")
-        if form is not None:
-            vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas, cache=cache,
-                                check_limits=check_limits, pack=pack, **form)
+        for i, form in enumerate(forms):
+            try:
+                vmfb = compile_vmfb(comp, target_name, flags=flags, cpu=cpu, arch=arch, replicas=replicas,
+                                    cache=cache, check_limits=check_limits, pack=pack, **form)
+                break
+            except XlaError:
+                if i + 1 == len(forms):
+                    raise
         if input_key:
             cache_put(input_key, vmfb)
     if key:

@@ -252,8 +252,6 @@ DEVICE_TYPES = _REAL
 DEVICE_COMPLEX = frozenset({"potrf", "trsm", "getrf", "LuDecomposition", "geqrf", "ungqr", "Qr",
                             "ProductOfElementaryHouseholderReflectors", "heevd", "Eigh", "gesdd", "gesvd", "gtsv",
                             "hetrd", "geqp3", "gehrd", "geev", "gees"})
-#: ... of which these only in the complex types
-DEVICE_COMPLEX_ONLY = frozenset({"geev", "gees"})
 
 
 def on_device(target_name: str, operand_types) -> bool:
@@ -262,8 +260,6 @@ def on_device(target_name: str, operand_types) -> bool:
     routine = routine_of(target_name)
     if routine not in DEVICE_ROUTINES:
         return False
-    if routine in DEVICE_COMPLEX_ONLY:
-        return target_name[len("lapack_")] not in DEVICE_TYPES
     if routine in DEVICE_COMPLEX:
         return True
     if target_name.startswith("lapack_"):

@@ -169,23 +169,6 @@ def _widening_matmul(ins: set, outs: set, attrs: dict) -> bool:
                for t in ins)
 
 
-def _host_linalg(ins: set, outs: set, attrs: dict):
-    """A custom call of one of xlair's LAPACK-backed targets that xla-expand-linalg does not
-    turn into device code (lowering/linalg_expand.py): its routine's name."""
-    from .lapack import on_device, routine_of
-    target_name = attrs.get("target_name", "").strip('"')
-    name = routine_of(target_name)
-    return name and not on_device(target_name, ins) and f"{target_name}: LAPACK {name}"
-
-
-_NO_DEVICE_LINALG = ("xlair runs these of JAX's LAPACK custom calls (and of XLA's Qr, Eigh, LuDecomposition, "
-                     "ProductOfElementaryHouseholderReflectors) by calling LAPACK on the host CPU; its device "
-                     "forms (lowering/linalg_expand.py) cover potrf, trsm, getrf, geqrf, orgqr, syevd, gesdd, "
-                     "gesvd, gtsv, sytrd, geqp3 and gehrd in f32 and f64, and potrf, trsm, getrf, geqrf, ungqr, "
-                     "heevd, gesdd, gesvd, gtsv, hetrd, geqp3, gehrd, geev, gees and XLA's LuDecomposition, Qr, "
-                     "ProductOfElementaryHouseholderReflectors and Eigh in c64 and c128 (a real geev or gees, "
-                     "whose Schur form is real, is not one yet): compile for target cpu")
-
 LIMITATIONS: list[Limitation] = [
     Limitation("vulkan", ("xla.clz",), "s8, u8, s16, u16, s64, u64",
                "IREE's SPIR-V lowering of math.ctlz handles 32-bit integers only "
@@ -207,8 +190,7 @@ LIMITATIONS: list[Limitation] = [
                "IREE's SPIR-V matmul codegen folds the operand conversion into the contraction and "
                "gets zero extension and narrow int-to-float conversion wrong (wrong results, "
                "measured on lavapipe)", _widening_matmul),
-] + [Limitation(gpu, ("xla.custom_call",), "LAPACK and XLA decomposition targets", _NO_DEVICE_LINALG,
-                _host_linalg, by="xlair") for gpu in ("vulkan", "cuda", "rocm")]
+]
 
 
 class TargetLimitation(XlaError):

@@ -359,7 +359,7 @@ def _eig(a, left=True, target="cpu"):
     """(ours, jax.jit's) w, vl, vr of lax.linalg.eig with left and right vectors."""
     def fn(a):
         return tuple(jax.lax.linalg.eig(a, compute_left_eigenvectors=left))
-    with jax.enable_x64(a.dtype == np.complex128):
+    with jax.enable_x64(a.dtype in (np.complex128, np.float64)):
         want = [np.asarray(w) for w in jax.jit(fn)(a)]
         if target == "cpu":
             got = [np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a)]
@@ -369,19 +369,23 @@ def _eig(a, left=True, target="cpu"):
 
 
 def _check_eig(a, got, want, tol):
-    """Eigenvalues as LAPACK's (in the QR algorithm's order, which may differ from zgeev's);
+    """Eigenvalues as LAPACK's (in the QR algorithm's order, which may differ from LAPACK's);
     each right and left vector equal to LAPACK's for the same eigenvalue (zgeev's scaling, unit
-    norm and a real positive largest component, fixes them), and by their defining property."""
+    norm and a real positive largest component, fixes a complex matrix's; a real matrix's are
+    LAPACK's up to sign: dgeev's scaling leaves the sign its Schur vectors give), and by their
+    defining property."""
     h = lambda x: np.conj(np.swapaxes(x, -1, -2))               # noqa: E731
-    w, vl, vr = got
-    ww, wvl, wvr = want
+    w, vl, vr = (got[0] + 1j * got[1], *got[2:4]) if len(got) == 4 else got[:3]
+    ww, wvl, wvr = (want[0] + 1j * want[1], *want[2:4]) if len(want) == 4 else want[:3]
     scale = max(1.0, float(np.abs(a).max()))
     for b in np.ndindex(w.shape[:-1]):
         match = [int(np.argmin(np.abs(ww[b] - x))) for x in w[b]]
         assert sorted(match) == list(range(w.shape[-1])), (w[b], ww[b])
         np.testing.assert_allclose(w[b], ww[b][match], atol=tol * scale)
-        np.testing.assert_allclose(vr[b], wvr[b][:, match], atol=tol * 10)
-        np.testing.assert_allclose(vl[b], wvl[b][:, match], atol=tol * 10)
+        for mine, lapack in ((vr[b], wvr[b][:, match]), (vl[b], wvl[b][:, match])):
+            if np.isrealobj(a):
+                lapack = lapack * np.where(np.sum(np.real(np.conj(lapack) * mine), 0) < 0, -1, 1)
+            np.testing.assert_allclose(mine, lapack, atol=tol * 10)
     np.testing.assert_allclose(a @ vr, vr * w[..., None, :], atol=tol * scale * 10)
     np.testing.assert_allclose(h(a) @ vl, vl * np.conj(w)[..., None, :], atol=tol * scale * 10)
 
@@ -420,6 +424,69 @@ def test_complex_schur_device_form(shape, dt):
         np.testing.assert_allclose(d[b], want_w[b][match], atol=tol * 10)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (5, 5), (2, 4, 4)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_real_eig_device_form_on_cpu_matches_lapack(shape, dt):
+    """dgeev as device code: dlahqr's double-shift QR, dlanv2's standard 2x2 blocks (a complex
+    pair adjacent, its positive imaginary part first, exactly conjugate), the eigenvectors of
+    the complex triangular form made of it, scaled as dgeev scales them (a pair's largest
+    component real, the second vector the first's conjugate)."""
+    a = _mat(shape, dt, shape[-1] + 1)
+    got, want = _eig(a)
+    tol = 2e-4 if dt == np.float32 else 1e-10
+    _check_eig(a, got, want, tol)
+    w = got[0]
+    for b in np.ndindex(w.shape[:-1]):
+        pairs = np.flatnonzero(w[b].imag > 0)
+        np.testing.assert_array_equal(w[b][pairs + 1], np.conj(w[b][pairs]))
+        np.testing.assert_array_equal(got[2][b][:, pairs + 1], np.conj(got[2][b][:, pairs]))
+        assert np.all(w[b].imag[np.abs(w[b].imag) < 1e-3] == 0)       # (real eigenvalues exactly real)
+
+
+def test_real_eig_streamable_op_expected_to_be_in_an_execution_region():
+    """A 16x16 real eig: the Schur iteration's masks shared an iota, an operand-less dispatch
+    IREE 3.13 left outside its execution regions in every form of the program's loops (or
+    compiled with a buffer the VM may read as null).  Small iotas are constant tables now
+    (emit.iota; docs/iree-limits.md)."""
+    a = _mat((16, 16), np.float64, 17)
+    got, want = _eig(a)
+    _check_eig(a, got, want, 1e-10)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 6, 6)], ids=["3x3", "batch2x6x6"])
+def test_real_schur_device_form(shape, dt):
+    """dgees as device code: Z orthogonal, Z T Z^T = a, T quasi-triangular with dlanv2's 2x2
+    blocks (equal diagonal, b c < 0), its eigenvalues LAPACK's."""
+    a = _mat(shape, dt, 11)
+    tol = 2e-4 if dt == np.float32 else 1e-10
+    with jax.enable_x64(dt == np.float64):
+        want_w = np.asarray(jax.jit(jnp.linalg.eigvals)(a))
+        fn = lambda a: tuple(jax.lax.linalg.schur(a))          # noqa: E731
+        t, z = (np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a))
+    n = shape[-1]
+    assert np.all(np.tril(t, -2) == 0)
+    np.testing.assert_allclose(np.swapaxes(z, -1, -2) @ z, np.broadcast_to(np.eye(n), z.shape), atol=tol * 10)
+    np.testing.assert_allclose(z @ t @ np.swapaxes(z, -1, -2), a, atol=tol * 10 * np.abs(a).max())
+    for b in np.ndindex(t.shape[:-2]):
+        tb, ws = t[b], []
+        i = 0
+        while i < n:
+            if i + 1 < n and tb[i + 1, i] != 0:
+                assert tb[i, i] == tb[i + 1, i + 1] and tb[i, i + 1] * tb[i + 1, i] < 0
+                assert i + 2 >= n or tb[i + 2, i + 1] == 0
+                r = np.sqrt(abs(tb[i, i + 1])) * np.sqrt(abs(tb[i + 1, i]))
+                ws += [tb[i, i] + 1j * r, tb[i, i] - 1j * r]
+                i += 2
+            else:
+                ws.append(tb[i, i])
+                i += 1
+        match = [int(np.argmin(np.abs(want_w[b] - x))) for x in ws]
+        assert sorted(match) == list(range(n))
+        np.testing.assert_allclose(ws, want_w[b][match], atol=tol * 10)
+
+
 def test_complex_eig_of_special_matrices():
     """A cyclic permutation (unit eigenvalues that plain Wilkinson shifts cycle on: the
     exceptional shifts after 10 and 20 trips break it), a Jordan block, the zero and identity
@@ -438,16 +505,18 @@ def test_complex_eig_of_special_matrices():
     assert all(np.all(np.isnan(g)) for g in got)
 
 
-def test_complex_eig_on_vulkan():
+@pytest.mark.parametrize("dt", [np.complex64, np.float32], ids=["c64", "f32"])
+def test_eig_on_vulkan(dt):
     if "vulkan" not in E2E_TARGETS:
         pytest.skip("no Vulkan device on this machine")
-    a = _mat((2, 5, 5), np.complex64, 5)
+    a = _mat((2, 5, 5), dt, 5)
     got, want = _eig(a, target="vulkan")
     _check_eig(a, got, want, 2e-4)
 
 
+@pytest.mark.parametrize("dt", [np.complex64, np.float32], ids=["c64", "f32"])
 @pytest.mark.parametrize("gpu", ["cuda", "rocm"])
-def test_complex_eig_and_schur_compile_for_gpus(gpu):
-    a = _mat((2, 4, 4), np.complex64, 0)
+def test_eig_and_schur_compile_for_gpus(gpu, dt):
+    a = _mat((2, 4, 4), dt, 0)
     for fn in (jnp.linalg.eig, jnp.linalg.eigvals, lambda a: tuple(jax.lax.linalg.schur(a))):
         assert compile_vmfb(xla.from_jax(fn, a), gpu)[:8]

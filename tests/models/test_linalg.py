@@ -284,14 +284,3 @@ def test_importer_checks_the_lapack_layouts():
     bad = text.replace("operand_layouts = [dense<[0, 1]>", "operand_layouts = [dense<[1, 0]>")
     with pytest.raises(xla.XlaError, match=r"operand_layouts\[0\] = \[1, 0\].*minor-to-major \[0, 1\]"):
         xla.from_stablehlo(bad)
-
-
-@pytest.mark.parametrize("gpu", ["vulkan", "cuda", "rocm"])
-def test_gpu_targets_name_the_routine_they_cannot_run(gpu):
-    # (the SVD, getrf, trsm, potrf, QR, pivoted QR, eigh, gehrd, sytrd and gtsv, real and complex,
-    # and complex geev and gees run as device code there: tests/e2e/test_linalg_device.py)
-    comp = xla.from_jax(jnp.linalg.eigvals, _mat((4, 4), np.float32))
-    from xlair.compile import compile_vmfb
-    with pytest.raises(xla.XlaError, match=rf"target {gpu} cannot run 'xla.custom_call' "
-                                           r"\(lapack_sgeev_ffi: LAPACK geev\)"):
-        compile_vmfb(comp, gpu, cache=False)

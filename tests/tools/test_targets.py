@@ -108,13 +108,6 @@ def _cases():
         out.append(("vulkan", f"dot-{src}-{dst}", _prog("d", [Shape(_e(src), (4, 8)), Shape(_e(src), (8, 3))], dot),
                     [random_array(_e(src), (4, 8), rng, "bits"),
                      random_array(_e(src), (8, 3), rng, "bits")]))
-    for gpu in ("vulkan", "cuda", "rocm"):      # (a real Schur form: no device form of it yet)
-        ev = Shape.tuple([Shape(xla.F32, (4,)), Shape(xla.F32, (4,)), Shape(xla.C64, (4, 4)), Shape(xla.C64, (4, 4)),
-                          Shape(xla.S32, ())])
-        out.append((gpu, "lapack-geev-f32", _prog("q", [Shape(xla.F32, (4, 4))],
-                                              lambda b, x: O.custom_call("lapack_sgeev_ffi", [x], ev,
-                                                                         opaque='{"compute_left": 78, '
-                                                                                '"compute_right": 86}')), None))
     return out
 
 
