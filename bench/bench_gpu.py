@@ -197,6 +197,11 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
 #: device forms' Jacobi methods choose other signs than LAPACK): leaf -> "cols" or "rows"
 SIGN_FREE = {"eigh": {1: "cols"}, "svd": {0: "cols", 2: "rows"}, "svd_reduced_tall": {0: "cols", 2: "rows"},
              "svd_gesvd": {0: "cols", 2: "rows"}}
+#: functions whose results are compared in another form (`_comparable`): "eig", eigenvalues in
+#: the QR algorithm's order (not LAPACK's) with their vectors, each fixed up to a phase; "schur",
+#: a Schur form, which is not unique (its diagonal's order, its vectors' signs), compared by what
+#: defines it
+ALIGN = {"eig": "eig", "eigvals": "eig", "eig_left": "eig", "schur": "schur"}
 
 
 def _compile_linalg(out: pathlib.Path, manifest: dict, target: str, arch: str | None, only) -> None:
@@ -213,7 +218,7 @@ def _compile_linalg(out: pathlib.Path, manifest: dict, target: str, arch: str | 
         flat, args = _flat(fn, (a,))
         rec, _ = _compile_one(out, key, flat, args, target, arch)
         rec.update(rtol=1e-3, atol=1e-4, doc=f"{name}, f32[{','.join(map(str, a.shape))}]",
-                   sign_free={str(k): v for k, v in SIGN_FREE.get(name, {}).items()})
+                   sign_free={str(k): v for k, v in SIGN_FREE.get(name, {}).items()}, align=ALIGN.get(name))
         np.savez(out / f"{key}.in.npz", *args)
         np.savez(out / f"{key}.want.npz", *leaves(jax.jit(flat)(*args)))
         manifest["linalg"][key] = rec
@@ -226,6 +231,49 @@ def _sign_aligned(got: np.ndarray, want: np.ndarray, axis: str) -> np.ndarray:
     vec = -2 if axis == "cols" else -1
     dots = np.sum(got.astype(np.float64) * want.astype(np.float64), axis=vec, keepdims=True)
     return (got * np.where(dots < 0, -1, 1)).astype(got.dtype)
+
+
+def _eig_aligned(got: list, want: list) -> list:
+    """`got` (eigenvalues [..., n], then matrices whose columns are their vectors) with its
+    eigenvalues in the order of `want`'s (each matched to the nearest one not yet taken) and each
+    vector multiplied by the phase that best matches `want`'s."""
+    w, ww = np.asarray(got[0]), np.asarray(want[0])
+    perm = np.zeros(w.shape, dtype=np.int64)
+    for b in np.ndindex(w.shape[:-1]):
+        free = list(range(w.shape[-1]))
+        for j, x in enumerate(ww[b]):
+            k = min(free, key=lambda i: abs(w[b][i] - x))
+            perm[b + (j,)] = k
+            free.remove(k)
+    out = [np.take_along_axis(w, perm, -1)]
+    for g, v in zip(got[1:], want[1:]):
+        g = np.take_along_axis(np.asarray(g), perm[..., None, :], -1)
+        dots = np.sum(np.conj(g).astype(np.complex128) * np.asarray(v), axis=-2, keepdims=True)
+        mag = np.abs(dots)
+        out.append((g * np.where(mag > 0, dots / np.where(mag > 0, mag, 1), 1)).astype(g.dtype))
+    return out
+
+
+def _schur_properties(a: np.ndarray, leaves: list) -> list:
+    """What defines a Schur form (t, z) of `a`: Z T Z^H (= a), Z^H Z (= I) and T below its first
+    subdiagonal (= 0)."""
+    t, z = (np.asarray(x) for x in leaves[:2])
+    zh = np.conj(np.swapaxes(z, -1, -2))
+    return [z @ t @ zh, zh @ z, np.tril(t, -2)]
+
+
+def _comparable(rec: dict, ins: list, got: list, want: list) -> tuple[list, list]:
+    """`got` and `want` in the forms compared (SIGN_FREE, ALIGN)."""
+    got = list(got)
+    for leaf, axis in rec.get("sign_free", {}).items():
+        i = int(leaf)
+        if i < len(got) and got[i].shape == want[i].shape:
+            got[i] = _sign_aligned(got[i], want[i], axis)
+    if rec.get("align") == "eig" and got[0].shape == want[0].shape:
+        got = _eig_aligned(got, want)
+    elif rec.get("align") == "schur":
+        got, want = _schur_properties(ins[0], got), _schur_properties(ins[0], want)
+    return got, want
 
 
 def _versions(**more) -> dict:
@@ -408,11 +456,7 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
             else:
                 resident_bad = [] if max(_rel_err(a, g) for a, g in zip(again, got)) <= rec["tol"] else ["differs"]
             if close is not None:
-                for leaf, axis in rec.get("sign_free", {}).items():
-                    i = int(leaf)
-                    if i < len(got) and got[i].shape == want[i].shape:
-                        got[i] = _sign_aligned(got[i], want[i], axis)
-                bad = mismatches(close, got, want)
+                bad = mismatches(close, *_comparable(rec, ins, got, want))
             elif "jax_numpy_s" in r:
                 err = max(_rel_err(g, w) for g, w in zip(got, want))
                 r["rel_err"] = err
@@ -426,7 +470,8 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
             if vulkan and rec.get("vulkan"):
                 try:
                     vcold, vgot, vhost, vdev, vagain = _run_xlair(folder / rec["vulkan"], "vulkan", ins)
-                    vbad = mismatches(close, vgot, want) + mismatches(close, vagain, want)
+                    vbad = (mismatches(close, *_comparable(rec, ins, vgot, want))
+                            + mismatches(close, *_comparable(rec, ins, vagain, want)))
                     r.update(vulkan_device_s=vdev, vulkan_status="ok" if not vbad else "mismatch: " + "; ".join(vbad)[:200])
                 except Exception as e:  # noqa: BLE001
                     r["vulkan_status"] = f"failed: {type(e).__name__}: {str(e)[:200]}"
@@ -453,7 +498,8 @@ def report(results: dict) -> str:
              "Times are medians in ms; ratios are xlair / XLA:GPU. Device-resident: arguments already on "
              "the GPU, results left there; numpy: numpy arrays in, numpy arrays out.", ""]
     for section, title in (("programs", "The real-program suite"),
-                           ("linalg", "Linear algebra (docs/linalg.md; vectors compared up to sign)"),
+                           ("linalg", "Linear algebra (docs/linalg.md; vectors compared up to sign or phase, "
+                                      "eigenvalues in any order, Schur forms by Z T Z^H = A, Z^H Z = I)"),
                            ("workloads", "GPU-sized workloads")):
         rows = results.get(section, {})
         ok = [r for r in rows.values() if r.get("status") == "ok"]

@@ -78,18 +78,15 @@ def complex_schur(h: X, z: X) -> tuple[X, X, X]:
     if n == 1:
         return h, z, full(True, PRED, bt)
 
-    def subdiag(t):                              # t[i + 1, i], i = 0 .. n - 2: [..., n - 1]
-        return t.diagonal(-1)
-
     def cond(s):
         t, _, trips, _, _ = s
-        return subdiag(t).ne(0).any(list(range(len(bt) + 1))) & trips.lt(TRIPS_PER_ROW * max(n, 10))
+        return t.diagonal(-1).ne(0).any(list(range(len(bt) + 1))) & trips.lt(TRIPS_PER_ROW * max(n, 10))
 
     def body(s):
         t, zz, trips, last_hi, stall = s
         ri, ci = iota(t.dims, -2), iota(t.dims, -1)
         d = jacobi.diag(t)
-        sub = subdiag(t)
+        sub = t.diagonal(-1)
         small = _cabs1(sub).le(eps * (_cabs1(d.slice([0] * d.rank, bt + [n - 1]))
                                       + _cabs1(d.slice([0] * (d.rank - 1) + [1], bt + [n])))) | sub.eq(0)
         t = where(ri.eq(ci + 1) & _pad_last(small, n).reshape(bt + [1, n]), full(0, t.et), t)
@@ -132,7 +129,7 @@ def complex_schur(h: X, z: X) -> tuple[X, X, X]:
         return [t, zz, trips + 1, hi, stall]
 
     t, zz, _, _, _ = while_loop([h, z, full(0, S32), full(-1, S32, bt), full(0, S32, bt)], cond, body)
-    converged = ~subdiag(t).ne(0).any(-1)
+    converged = ~t.diagonal(-1).ne(0).any(-1)
     ri, ci = iota(t.dims, -2), iota(t.dims, -1)
     return where(ri.gt(ci), full(0, t.et), t), zz, converged
 
@@ -239,13 +236,10 @@ def real_schur(h: X, z: X) -> tuple[X, X, X]:
     eps = float(np.finfo(h.et.dtype).eps / 2)
     nb = len(bt)
 
-    def subdiag(t):
-        return t.diagonal(-1)
-
     def blocks(t):
         """(small [..., n - 1], lo, hi [...]: the last block of 3 rows or more, hi = -1: none)."""
         d = jacobi.diag(t)
-        sub = subdiag(t)
+        sub = t.diagonal(-1)
         small = sub.abs().le(eps * (d.slice([0] * d.rank, bt + [n - 1]).abs()
                                     + d.slice([0] * nb + [1], bt + [n]).abs())) | sub.eq(0)
         idx = iota(bt + [n], -1)

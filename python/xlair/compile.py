@@ -319,7 +319,10 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
                 # IREE's VM would read a null buffer (iree-org/iree#24753, docs/iree-limits.md): the
                 # next form of the program's loops, as the runtime's fallbacks take them
                 if counted and "scf.for" in text:
+                    # (and where the general form fails in all of its own forms, the counted one
+                    # with its loops on the host: a real 2x6x6 eigvals for CUDA compiled only so)
                     forms = [dict(counted=False, device_loops=device_loops, loop_barriers=loop_barriers)]
+                    forms += [dict(counted=True, device_loops=False, loop_barriers=loop_barriers)] if on_device else []
                 elif on_device:
                     forms = [dict(counted=counted, device_loops=False, loop_barriers=loop_barriers)]
                 elif loop_barriers and tgt.desc.reduction_barriers:

@@ -520,3 +520,12 @@ def test_eig_and_schur_compile_for_gpus(gpu, dt):
     a = _mat((2, 4, 4), dt, 0)
     for fn in (jnp.linalg.eig, jnp.linalg.eigvals, lambda a: tuple(jax.lax.linalg.schur(a))):
         assert compile_vmfb(xla.from_jax(fn, a), gpu)[:8]
+
+
+def test_eigvals_failed_to_solve_for_timepoint_coverage_cuda():
+    """A batch of real 6x6 eigvals for CUDA: both device-loop forms compile with a buffer IREE's
+    VM may read as null (iree-org/iree#24753) and the general form with host loops fails with
+    IREE's 'failed to solve for timepoint coverage'; the counted form with host loops is right
+    (compile_vmfb tries it after the general form's own fallbacks; docs/iree-limits.md)."""
+    a = _mat((2, 6, 6), np.float32, 6)
+    assert compile_vmfb(xla.from_jax(jnp.linalg.eigvals, a), "cuda", cache=False)[:8]

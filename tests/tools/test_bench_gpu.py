@@ -8,6 +8,8 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "bench_gpu.py"
 
@@ -35,3 +37,57 @@ def test_compile_then_run_on_the_cpu(tmp_path):
     assert results["linalg"]["linalg_eigh"]["status"] == "ok", results["linalg"]
     report = (tmp_path / "r.md").read_text()
     assert "2 of 2 run and match" in report and all(f"| {n} | ok |" in report for n in names)
+
+
+def _bench_gpu():
+    """bench/bench_gpu.py as a module, with bench/harness.py as its `harness` (the conformance
+    tests' own harness module may be imported already in this process)."""
+    saved = sys.modules.pop("harness", None)
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_gpu
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+        sys.modules.pop("harness", None)
+        if saved is not None:
+            sys.modules["harness"] = saved
+    return bench_gpu
+
+
+def test_eig_results_compared_in_lapacks_order_up_to_phase():
+    """The run step's comparison of eig (ALIGN): numpy's eigendecomposition against the same one
+    reordered with each vector turned by a phase matches; with one vector changed it does not."""
+    from types import SimpleNamespace
+    sys.path[:0] = [str(ROOT / "tests" / "models")]
+    from model_compare import mismatches
+    bg = _bench_gpu()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 5, 5))
+    w, v = np.linalg.eig(a)
+    perm = np.array([[3, 0, 4, 1, 2], [1, 2, 0, 4, 3]])
+    phase = np.exp(1j * rng.uniform(0, 2 * np.pi, (2, 1, 5)))
+    got = [np.take_along_axis(w, perm, -1), np.take_along_axis(v, perm[:, None, :], -1) * phase]
+    rec = {"align": bg.ALIGN["eig"]}
+    close = SimpleNamespace(rtol=1e-6, atol=1e-9)
+    assert mismatches(close, *bg._comparable(rec, [a], got, [w, v])) == []
+    got[1][0, :, 2] = got[1][0, :, 2][::-1]
+    assert mismatches(close, *bg._comparable(rec, [a], got, [w, v])) != []
+
+
+def test_schur_forms_compared_by_their_definition():
+    """Two real Schur forms of one matrix (scipy's, and the same with its vectors' signs flipped)
+    compare equal; a T with an entry changed does not."""
+    from types import SimpleNamespace
+    import scipy.linalg
+    sys.path[:0] = [str(ROOT / "tests" / "models")]
+    from model_compare import mismatches
+    bg = _bench_gpu()
+    a = np.random.default_rng(1).standard_normal((6, 6))
+    t, z = scipy.linalg.schur(a)
+    d = np.diag([1, -1, 1, 1, -1, -1.0])
+    rec = {"align": bg.ALIGN["schur"]}
+    close = SimpleNamespace(rtol=1e-6, atol=1e-9)
+    assert mismatches(close, *bg._comparable(rec, [a], [d @ t @ d, z @ d], [t, z])) == []
+    t2 = t.copy()
+    t2[0, 3] += 0.1
+    assert mismatches(close, *bg._comparable(rec, [a], [t2, z], [t, z])) != []
