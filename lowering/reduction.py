@@ -52,6 +52,37 @@ def _constant_parts(v: ir.Value):
     return list(d.operands)
 
 
+def _planar_sum(x: ir.Value, src: Shape, init: ir.Value, out: Shape, dims) -> ir.Value:
+    """A complex sum as the sums of its real and imaginary parts, joined after a barrier: IREE
+    3.13's GPU code for a complex sum fused with its consumer kept the complex accumulator in
+    workgroup memory and crashed reading its bit width (ConvertToNVVMPass on CUDA,
+    GPUDistributeSharedMemoryCopyPass on Vulkan; docs/iree-limits.md).  The same additions."""
+    from xlair.dialect.ir import complex_d
+    part = src.element_type.component
+    ident = affine_map(src.rank, list(range(src.rank)))
+    re, im = generic([x], [ident], [empty(src.with_type(part))] * 2, [ident, ident], ["parallel"] * src.rank,
+                     lambda v, _r, _i: [complex_d.re(v), complex_d.im(v)])
+    parts = _constant_parts(init)
+    if parts is not None:
+        r0, i0 = (extract_scalar(p) for p in parts)
+    else:
+        s = extract_scalar(init)
+        r0, i0 = complex_d.re(s), complex_d.im(s)
+    accs = [fill(out.with_type(part), r0), fill(out.with_type(part), i0)]
+    red = linalg.ReduceOp([a.type for a in accs], [re, im], accs, dims)
+    ft = part.builtin_type()
+    block = red.regions[0].blocks.append(ft, ft, ft, ft)
+    with ir.InsertionPoint(block):
+        a, b, acc_a, acc_b = block.arguments
+        linalg.YieldOp([arith.addf(a, acc_a), arith.addf(b, acc_b)])
+    sr, si = barrier(*red.results)
+    m = out.rank
+    ident = affine_map(m, list(range(m)))
+    ct = out.element_type.builtin_type()
+    return generic([sr, si], [ident, ident], [empty(out)], [ident], ["parallel"] * m,
+                   lambda r, i, _o: [complex_d.create_(ct, r, i)])[0]
+
+
 @lowers("xla.reduce", scalar_regions=True)
 def lower_reduce(lw):
     shapes = lw.shape("operands")
@@ -63,6 +94,9 @@ def lower_reduce(lw):
     n = len(inputs)
     if any(shapes[0].dims[d] == 0 for d in dims):   # nothing to reduce: the init values (and no
         return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)
+    if (n == 1 and options().desc.complex_sums_planar and shapes[0].element_type.is_complex
+            and binary_kind(lw.args["computation"]) == "add"):
+        return _planar_sum(inputs[0], shapes[0], inits[0], outs[0], dims)
     if options().desc.reduction_barriers and not (options().barriers == "outside-loops" and in_loop_body(lw.op)):
         # IREE 3.13's CUDA / ROCm codegen fails on some element-wise producers fused into a
         # reduction: a negation ("failed to get neutral element for reduction": addf of negf

@@ -87,6 +87,10 @@ class TargetDescription:
     #: complex results made from planar parts after a reduction go through a barrier (LLVMGPU
     #: thread tiling reads complex<f32>'s bit width and crashes)
     complex_join_barrier: bool = False
+    #: a complex Reduce of additions as the sums of the real and imaginary parts (IREE 3.13's
+    #: GPU code for a complex sum fused with its consumer crashed: its complex accumulator in
+    #: workgroup memory, reduction._planar_sum)
+    complex_sums_planar: bool = False
     #: a convolution operand converted to the summing type stays a dispatch of its own (SPIR-V
     #: folds the conversion into the convolution and gets it wrong)
     conv_convert_dispatch: bool = False
@@ -145,7 +149,8 @@ PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True
 #: each export's binding count when the module is loaded)
 CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="thread", f32_products="bf16x3",
                          reduction_barriers=True,
-                         complex_join_barrier=True, conv_convert_dispatch=True, depthwise_3d_generic=True,
+                         complex_join_barrier=True, complex_sums_planar=True, conv_convert_dispatch=True,
+                         depthwise_3d_generic=True,
                          scatter_indexed_windows=True, complex_scatter_dense=True)
 #: IREE's HIP HAL: IREE_HAL_HIP_MAX_DISPATCH_BINDING_COUNT = 16, checked the same way
 ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
@@ -154,7 +159,8 @@ ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
 #: xlair's "generic" target names no device.  16, the most restrictive of IREE's GPU HALs
 #: (CUDA, HIP): desktop drivers allow far more, Vulkan's own minimum is 4
 VULKAN = TargetDescription("vulkan", max_bindings=16, max_reads=12, f32_accumulation=False,
-                           conv_convert_dispatch=True, bf16_matmul_widened=True, broadcast_product_barriers=True, depthwise_3d_generic=True, scatter_indexed_windows=True)
+                           conv_convert_dispatch=True, bf16_matmul_widened=True, broadcast_product_barriers=True,
+                           depthwise_3d_generic=True, scatter_indexed_windows=True, complex_sums_planar=True)
 
 DESCRIPTIONS = {d.name: d for d in (CPU, VULKAN, CUDA, ROCM)}
 

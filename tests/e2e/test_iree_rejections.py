@@ -524,3 +524,38 @@ def test_failed_to_legalize_operation_vector_bitcast_bf16_operand_fused_into_mat
     bn = rng.standard_normal((4, 64, 64)).astype(ml_dtypes.bfloat16)
     want = 0.125 * (qn.astype(np.float64) @ kn) + bn.astype(np.float64)
     np.testing.assert_allclose(np.asarray(exe(qn, kn, bn)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_complex_sum_getIntOrFloatBitWidth_in_ConvertToNVVMPass(monkeypatch):
+    """A complex sum fused with its consumer (`v - sum(conj(w) v) w`, a Householder step; JAX's
+    QR of one C128 column) crashed iree-compile: `getIntOrFloatBitWidth` in ConvertToNVVMPass
+    (CUDA, c64 and c128) and in GPUDistributeSharedMemoryCopyPass (Vulkan, c128), the complex
+    accumulator kept in workgroup memory.  GPU targets sum the real and imaginary parts
+    (`complex_sums_planar`, reduction._planar_sum); the programs compile for CUDA, ROCm and
+    Vulkan, and the same form forced on the CPU gives jax.jit's results (an init other than 0
+    included)."""
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+    import xlair.lowering.targets as lt
+    rng = np.random.default_rng(5)
+    fns = [lambda v, w: v - jnp.sum(jnp.conj(w) * v) * w,
+           lambda v, w: jnp.sum(v[:, None] * w[None, :], axis=0) + w,
+           lambda v, w: jax.lax.reduce(v * w, np.asarray(1 - 2j, v.dtype), jax.lax.add, (0,)) * v]
+    for dt in (np.complex64, np.complex128):
+        v, w = ((rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(dt) for _ in range(2))
+        with jax.enable_x64(dt == np.complex128):
+            comps = [xla.from_jax(f, v, w) for f in fns]
+            for comp in comps:
+                for gpu in ("cuda", "rocm", "vulkan"):
+                    assert compile_vmfb(comp, gpu, cache=False)[:8]
+            with monkeypatch.context() as m:
+                m.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, complex_sums_planar=True))
+                for f, comp in zip(fns, comps):
+                    got = xla.compile(comp, "cpu", cache=False)(v, w)
+                    tol = 1e-5 if dt == np.complex64 else 1e-12
+                    np.testing.assert_allclose(np.asarray(got), np.asarray(jax.jit(f)(v, w)), rtol=tol, atol=tol)
+    with jax.enable_x64(True):
+        column = (rng.standard_normal((4, 1)) + 1j * rng.standard_normal((4, 1))).astype(np.complex128)
+        assert compile_vmfb(xla.from_jax(lambda a: tuple(jnp.linalg.qr(a)), column), "cuda", cache=False)[:8]
