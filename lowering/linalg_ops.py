@@ -26,8 +26,8 @@ from xlair.dialect.attrs import FftType, Transpose
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf, tensor
 from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
-from .registry import (options, barrier, affine_map, extract_slice, generic, index, insert_slice, loop_index, lowers,
-                       reshape, tuple_of, value_of)
+from .registry import (options, barrier, affine_map, complex_of, complex_parts, extract_slice, generic, index, insert_slice,
+                       loop_index, lowers, reshape, tuple_of, value_of)
 from .elementwise import convert_tensor, narrow_float
 from .shape import dense_attr
 
@@ -147,22 +147,12 @@ def _from_real(t, r):
     return _mk(t, r, _fconst(_component(t), 0.0))
 
 
-def _split(x) -> tuple[ir.Value, ir.Value]:
-    """Planar (re, im) tensors of a complex tensor."""
-    d = _dims(x)
-    ft = _component(_etype(x))
-    re, im = _ew([x], [_ident(len(d))], d, ft, lambda v, _a, _b: [_re(v), _im(v)], n_out=2)
-    return re, im
-
-
-def _join(re, im, ct) -> ir.Value:
-    d = _dims(re)
-    n = len(d)
+def _join(re, im) -> ir.Value:
     if options().desc.complex_join_barrier:
         # IREE 3.13's LLVMGPU thread tiling of a complex-typed op fused after a reduction
         # reads the element bit width of complex<f32> and crashes (docs/iree-limits.md)
         re, im = barrier(re, im)
-    return _ew([re, im], [_ident(n)] * 2, d, ct, lambda r, i, _o: _mk(ct, r, i))[0]
+    return complex_of(re, im)
 
 
 def _dyn_slice(src, offsets, sizes, result_dims) -> ir.Value:
@@ -188,14 +178,14 @@ def _matmul(a, b, acc=None) -> ir.Value:
     if _is_complex(et):
         ft = _component(et)
         omap = _map(4, [0, 1, 2])
-        inits = _split(acc) if acc is not None else (_zeros([B, M, N], ft), _zeros([B, M, N], ft))
+        inits = complex_parts(acc) if acc is not None else (_zeros([B, M, N], ft), _zeros([B, M, N], ft))
 
         def body(x, y, acc_r, acc_i):
             p = _mul(x, y)
             return [arith.addf(acc_r, _re(p)), arith.addf(acc_i, _im(p))]
         re, im = generic([a, b], [_map(4, [0, 1, 3]), _map(4, [0, 3, 2])], list(inits), [omap, omap],
                          ["parallel"] * 3 + ["reduction"], body)
-        return _join(re, im, et)
+        return _join(re, im)
     r = value_of(linalg.batch_matmul(a, b, outs=[_zeros([B, M, N], et)]))
     if acc is None:
         return r
@@ -779,12 +769,12 @@ def lower_fft(lw):
         re, im = (extract_slice(v, [0] * rank, list(s.dims[:-1]) + [h]) for v in (re, im))
         for a in axes[:-1]:
             re, im = fft_axis(re, im, a, False, ft)
-        return _join(_convert(re, wide, narrow), _convert(im, wide, narrow), out.element_type.builtin_type())
-    re, im = (_convert(v, narrow, wide) for v in _split(x))
+        return _join(_convert(re, wide, narrow), _convert(im, wide, narrow))
+    re, im = (_convert(v, narrow, wide) for v in complex_parts(x))
     if kind in (FftType.FFT, FftType.IFFT):
         for a in axes:
             re, im = fft_axis(re, im, a, kind is FftType.IFFT, ft)
-        return _join(_convert(re, wide, narrow), _convert(im, wide, narrow), out.element_type.builtin_type())
+        return _join(_convert(re, wide, narrow), _convert(im, wide, narrow))
     # IRFFT: the outer axes first (complex), then the innermost from its Hermitian half
     for a in axes[:-1]:
         re, im = fft_axis(re, im, a, True, ft)

@@ -22,7 +22,7 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import PRED, S64, Shape
 
-from .registry import defining_op, fill_c128
+from .registry import complex_of, complex_parts, defining_op, fill_c128
 from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, in_loop_body, index,
                        insert_slice, loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of,
                        value_of)
@@ -31,56 +31,43 @@ from .shape import transpose
 
 
 def _init(out: Shape, init: ir.Value) -> ir.Value:
-    """A reduction's accumulators, `init` everywhere.  A C128 init made of two constant parts
-    (xla.complex of constants) is filled from those parts: filled from its element read on the
-    host, IREE 3.13 made the init in a dispatch of its own and crashed reading its 128 bits back
+    """A reduction's accumulators, `init` everywhere.  A C128 init is filled from its parts, the
+    constant ones where it is made of two: filled from its element read on the host, IREE 3.13
+    made the init in a dispatch of its own and crashed reading its 128 bits back
     ("getTypeBitWidth", the eigenvectors of a real F64 matrix; docs/iree-limits.md)."""
-    parts = _constant_parts(init) if out.element_type.name == "c128" else None
-    if parts is None:
-        return fill(out, extract_scalar(init))
-    return fill_c128(out, *(extract_scalar(p) for p in parts))
+    if out.element_type.name == "c128":
+        return fill_c128(out, *_scalar_parts(init))
+    return fill(out, extract_scalar(init))
 
 
-def _constant_parts(v: ir.Value):
-    """The constant parts a complex scalar is made of (an xla.complex of two constants, as
-    the builder, the importer and lowering/emit.py make complex constants), or None."""
+def _scalar_parts(v: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The (re, im) scalars of the complex scalar tensor `v`: its constant parts where it is an
+    xla.complex of two constants (as the builder, the importer and lowering/emit.py make
+    complex constants), else the parts of its element."""
+    from xlair.dialect.ir import complex_d
     d = defining_op(v)
-    if d is None or d.name != "xla.complex":
-        return None
-    if not all(getattr(defining_op(x), "name", None) in ("xla.constant", "arith.constant") for x in d.operands):
-        return None
-    return list(d.operands)
+    if d is not None and d.name == "xla.complex" and all(
+            getattr(defining_op(x), "name", None) in ("xla.constant", "arith.constant") for x in d.operands):
+        re, im = (extract_scalar(x) for x in d.operands)
+        return re, im
+    s = extract_scalar(v)
+    return complex_d.re(s), complex_d.im(s)
 
 
-def _planar_sum(x: ir.Value, src: Shape, init: ir.Value, out: Shape, dims) -> ir.Value:
+def _planar_sum(x: ir.Value, init: ir.Value, out: Shape, dims) -> ir.Value:
     """A complex sum as the sums of its real and imaginary parts, joined after a barrier: IREE
     3.13's GPU code for a complex sum fused with its consumer kept the complex accumulator in
     workgroup memory and crashed reading its bit width (ConvertToNVVMPass on CUDA,
     GPUDistributeSharedMemoryCopyPass on Vulkan; docs/iree-limits.md).  The same additions."""
-    from xlair.dialect.ir import complex_d
-    part = src.element_type.component
-    ident = affine_map(src.rank, list(range(src.rank)))
-    re, im = generic([x], [ident], [empty(src.with_type(part))] * 2, [ident, ident], ["parallel"] * src.rank,
-                     lambda v, _r, _i: [complex_d.re(v), complex_d.im(v)])
-    parts = _constant_parts(init)
-    if parts is not None:
-        r0, i0 = (extract_scalar(p) for p in parts)
-    else:
-        s = extract_scalar(init)
-        r0, i0 = complex_d.re(s), complex_d.im(s)
-    accs = [fill(out.with_type(part), r0), fill(out.with_type(part), i0)]
-    red = linalg.ReduceOp([a.type for a in accs], [re, im], accs, dims)
-    ft = part.builtin_type()
+    part = out.with_type(out.element_type.component)
+    accs = [fill(part, s) for s in _scalar_parts(init)]
+    red = linalg.ReduceOp([a.type for a in accs], list(complex_parts(x)), accs, dims)
+    ft = part.element_type.builtin_type()
     block = red.regions[0].blocks.append(ft, ft, ft, ft)
     with ir.InsertionPoint(block):
         a, b, acc_a, acc_b = block.arguments
         linalg.YieldOp([arith.addf(a, acc_a), arith.addf(b, acc_b)])
-    sr, si = barrier(*red.results)
-    m = out.rank
-    ident = affine_map(m, list(range(m)))
-    ct = out.element_type.builtin_type()
-    return generic([sr, si], [ident, ident], [empty(out)], [ident], ["parallel"] * m,
-                   lambda r, i, _o: [complex_d.create_(ct, r, i)])[0]
+    return complex_of(*barrier(*red.results))
 
 
 @lowers("xla.reduce", scalar_regions=True)
@@ -96,7 +83,7 @@ def lower_reduce(lw):
         return accs[0] if n == 1 else tuple_of(lw, accs)   # empty linalg.reduce: IREE crashes on it)
     if (n == 1 and options().desc.complex_sums_planar and shapes[0].element_type.is_complex
             and binary_kind(lw.args["computation"]) == "add"):
-        return _planar_sum(inputs[0], shapes[0], inits[0], outs[0], dims)
+        return _planar_sum(inputs[0], inits[0], outs[0], dims)
     if options().desc.reduction_barriers and not (options().barriers == "outside-loops" and in_loop_body(lw.op)):
         # IREE 3.13's CUDA / ROCm codegen fails on some element-wise producers fused into a
         # reduction: a negation ("failed to get neutral element for reduction": addf of negf

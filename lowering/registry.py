@@ -258,15 +258,31 @@ def fill(shape: Shape, scalar: ir.Value) -> ir.Value:
 def fill_c128(shape: Shape, re_s: ir.Value, im_s: ir.Value) -> ir.Value:
     """A C128 tensor of `shape` with every element re_s + i im_s (F64 scalars), as fill()
     makes it."""
-    from xlair.dialect.ir import complex_d
-    n = shape.rank
     part = shape.with_type(shape.element_type.component)
-    re, im = (value_of(linalg.fill(x, outs=[empty(part)])) for x in (re_s, im_s))
-    ident = affine_map(n, list(range(n)))
-    made = generic([re, im], [ident, ident], [empty(shape)], [ident], ["parallel"] * n,
-                   lambda a, b, _out: [complex_d.create_(ir.ComplexType.get(re_s.type), a, b)])[0]
+    made = complex_of(*(value_of(linalg.fill(x, outs=[empty(part)])) for x in (re_s, im_s)))
     made.owner.attributes[C128_FILL] = ir.UnitAttr.get()
     return made
+
+
+def complex_parts(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The planar (re, im) tensors of a complex tensor: one generic."""
+    from xlair.dialect.ir import complex_d
+    rt = ir.RankedTensorType(x.type)
+    n, ft = rt.rank, ir.ComplexType(rt.element_type).element_type
+    ident = affine_map(n, list(range(n)))
+    re, im = generic([x], [ident], [tensor.empty(list(rt.shape), ft)] * 2, [ident, ident], ["parallel"] * n,
+                     lambda v, _r, _i: [complex_d.re(v), complex_d.im(v)])
+    return re, im
+
+
+def complex_of(re: ir.Value, im: ir.Value) -> ir.Value:
+    """The complex tensor of planar (re, im) tensors: one generic."""
+    from xlair.dialect.ir import complex_d
+    rt = ir.RankedTensorType(re.type)
+    n, ct = rt.rank, ir.ComplexType.get(rt.element_type)
+    ident = affine_map(n, list(range(n)))
+    return generic([re, im], [ident, ident], [tensor.empty(list(rt.shape), ct)], [ident], ["parallel"] * n,
+                   lambda a, b, _o: [complex_d.create_(ct, a, b)])[0]
 
 
 def distinct_c128_fills(module: ir.Module) -> None:

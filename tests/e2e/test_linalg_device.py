@@ -379,9 +379,7 @@ def _check_eig(a, got, want, tol):
     ww, wvl, wvr = (want[0] + 1j * want[1], *want[2:4]) if len(want) == 4 else want[:3]
     scale = max(1.0, float(np.abs(a).max()))
     for b in np.ndindex(w.shape[:-1]):
-        match = [int(np.argmin(np.abs(ww[b] - x))) for x in w[b]]
-        assert sorted(match) == list(range(w.shape[-1])), (w[b], ww[b])
-        np.testing.assert_allclose(w[b], ww[b][match], atol=tol * scale)
+        match = _check_eigenvalues(w[b], ww[b], tol * scale)
         for mine, lapack in ((vr[b], wvr[b][:, match]), (vl[b], wvl[b][:, match])):
             if np.isrealobj(a):
                 lapack = lapack * np.where(np.sum(np.real(np.conj(lapack) * mine), 0) < 0, -1, 1)
@@ -401,6 +399,30 @@ def test_complex_eig_device_form_on_cpu_matches_lapack(shape, dt):
     _check_eig(a, got, want, 2e-4 if dt == np.complex64 else 1e-10)
 
 
+def _check_eigenvalues(w, want, atol):
+    """Eigenvalues w [n] as LAPACK's `want`, each matched to its nearest (in any order); the
+    matching indices into `want`."""
+    match = [int(np.argmin(np.abs(want - x))) for x in w]
+    assert sorted(match) == list(range(len(want))), (w, want)
+    np.testing.assert_allclose(w, want[match], atol=atol)
+    return match
+
+
+def _schur(a):
+    """T, Z of lax.linalg.schur(a) as device code on the CPU, checked to be a Schur
+    decomposition of `a` (Z unitary, Z T Z^H = a), and jax.jit's eigenvalues of `a`."""
+    wide = a.dtype in (np.float64, np.complex128)
+    tol = 1e-9 if wide else 2e-3
+    with jax.enable_x64(wide):
+        want_w = np.asarray(jax.jit(jnp.linalg.eigvals)(a))
+        fn = lambda a: tuple(jax.lax.linalg.schur(a))          # noqa: E731
+        t, z = (np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a))
+    zh = np.conj(np.swapaxes(z, -1, -2))
+    np.testing.assert_allclose(zh @ z, np.broadcast_to(np.eye(a.shape[-1]), z.shape), atol=tol)
+    np.testing.assert_allclose(z @ t @ zh, a, atol=tol * np.abs(a).max())
+    return t, z, want_w
+
+
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
 @pytest.mark.parametrize("shape", [(3, 3), (2, 5, 5)], ids=["3x3", "batch2x5x5"])
 def test_complex_schur_device_form(shape, dt):
@@ -408,20 +430,11 @@ def test_complex_schur_device_form(shape, dt):
     eigenvalues (the Schur form itself is not unique: its diagonal's order is the algorithm's)."""
     a = _mat(shape, dt, 9)
     tol = 2e-4 if dt == np.complex64 else 1e-10
-    with jax.enable_x64(dt == np.complex128):
-        want_w = np.asarray(jax.jit(jnp.linalg.eigvals)(a))
-        fn = lambda a: tuple(jax.lax.linalg.schur(a))          # noqa: E731
-        t, z = (np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a))
-    h = lambda x: np.conj(np.swapaxes(x, -1, -2))               # noqa: E731
-    n = shape[-1]
+    t, z, want_w = _schur(a)
     assert np.all(np.tril(t, -1) == 0)
-    np.testing.assert_allclose(h(z) @ z, np.broadcast_to(np.eye(n), z.shape), atol=tol * 10)
-    np.testing.assert_allclose(z @ t @ h(z), a, atol=tol * 10 * np.abs(a).max())
     d = np.diagonal(t, axis1=-2, axis2=-1)
     for b in np.ndindex(d.shape[:-1]):
-        match = [int(np.argmin(np.abs(want_w[b] - x))) for x in d[b]]
-        assert sorted(match) == list(range(n))
-        np.testing.assert_allclose(d[b], want_w[b][match], atol=tol * 10)
+        _check_eigenvalues(d[b], want_w[b], tol * 10)
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
@@ -461,14 +474,9 @@ def test_real_schur_device_form(shape, dt):
     blocks (equal diagonal, b c < 0), its eigenvalues LAPACK's."""
     a = _mat(shape, dt, 11)
     tol = 2e-4 if dt == np.float32 else 1e-10
-    with jax.enable_x64(dt == np.float64):
-        want_w = np.asarray(jax.jit(jnp.linalg.eigvals)(a))
-        fn = lambda a: tuple(jax.lax.linalg.schur(a))          # noqa: E731
-        t, z = (np.asarray(g) for g in xla.compile(_device_form(xla.from_jax(fn, a)), "cpu")(a))
+    t, z, want_w = _schur(a)
     n = shape[-1]
     assert np.all(np.tril(t, -2) == 0)
-    np.testing.assert_allclose(np.swapaxes(z, -1, -2) @ z, np.broadcast_to(np.eye(n), z.shape), atol=tol * 10)
-    np.testing.assert_allclose(z @ t @ np.swapaxes(z, -1, -2), a, atol=tol * 10 * np.abs(a).max())
     for b in np.ndindex(t.shape[:-2]):
         tb, ws = t[b], []
         i = 0
@@ -482,9 +490,7 @@ def test_real_schur_device_form(shape, dt):
             else:
                 ws.append(tb[i, i])
                 i += 1
-        match = [int(np.argmin(np.abs(want_w[b] - x))) for x in ws]
-        assert sorted(match) == list(range(n))
-        np.testing.assert_allclose(ws, want_w[b][match], atol=tol * 10)
+        _check_eigenvalues(np.array(ws), want_w[b], tol * 10)
 
 
 def test_complex_eig_of_special_matrices():
