@@ -7,13 +7,15 @@ scan: `mark_counted_loops` finds them before the patterns run) becomes an scf.fo
 count computed once, with nothing read back from the device per trip."""
 from __future__ import annotations
 
+import numpy as np
+
 import xlair.dialect.ops  # noqa: F401
 from xlair.dialect.core import functions
 from xlair.dialect.ir import arith, func, ir, passmanager, scf, tensor
 from xlair.dialect.types import Shape, is_tensor
 
-from .registry import (Anchor, affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, from_builtin_leaves,
-                       generic, index, lowers, splice_region, to_builtin)
+from .registry import (Anchor, affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, fill,
+                       from_builtin_leaves, generic, index, lowers, options, scalar_const, splice_region, to_builtin)
 from .scalar import emit_region
 
 
@@ -388,13 +390,222 @@ def even_out_loops(module: ir.Module) -> dict[str, ir.Operation]:
     return copies
 
 
-def _on_host(op: ir.Operation, f: ir.Operation) -> bool:
+# ----------------------------------------------------------------------------------------
+# host loops in chunks: a read of the condition every loop_chunk trips
+# ----------------------------------------------------------------------------------------
+#: the mark of the counted chunk of a While run in chunks (xlair.compile: IREE refusing it
+#: compiles the program again with loops=host)
+CHUNK_ATTR = "xlair.loop_chunk"
+#: a trip's work (elements of the tensors its ops make) up to which a While is run in chunks:
+#: the wasted trips of the last chunk cost work, the saved reads latency
+CHUNK_MAX_WORK = 1 << 22
+#: ops a trip of a chunked loop may hold: no side effect (a host call is a func.call of a
+#: declaration, the generator's state a util global) and no loop without a bound (the trips
+#: past the loop's end run its body on its final state)
+_CHUNK_OPS = ("arith.", "math.", "complex.", "tensor.", "linalg.", "iree_linalg_ext.", "bufferization.alloc_tensor",
+              "scf.for", "scf.if", "scf.index_switch", "scf.yield", "scf.condition", "func.call", "func.return",
+              "util.optimization_barrier", "flow.dispatch.region", "flow.return")
+
+
+def _trip_work(ops, funcs: dict, seen: tuple = ()) -> int | None:
+    """Elements of the tensors the ops make (their nested ops' and called functions' too; an
+    scf.for's body times its trips), or None when one of them may not run in a chunk
+    (_CHUNK_OPS) or a tensor or trip count is not static."""
+    work = 0
+    for o in ops:
+        o = o.operation
+        name = o.name
+        if not name.startswith(_CHUNK_OPS):
+            return None
+        for r in o.results:
+            if is_tensor(r.type):
+                t = ir.RankedTensorType(r.type)
+                if not t.has_static_shape:
+                    return None
+                work += int(np.prod(t.shape, dtype=np.int64))
+        times = 1
+        if name == "scf.for":
+            bounds = [_const_int(v) for v in list(o.operands)[:3]]
+            if None in bounds or bounds[2] <= 0:
+                return None
+            times = max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+        elif name == "func.call":
+            callee = ir.FlatSymbolRefAttr(o.attributes["callee"]).value
+            f = funcs.get(callee)
+            if f is None or callee in seen or not len(f.regions[0].blocks):
+                return None
+            inner = _trip_work(f.regions[0].blocks[0].operations, funcs, seen + (callee,))
+            if inner is None:
+                return None
+            work += inner
+        if name.startswith(("linalg.", "iree_linalg_ext.")):
+            if _holds_while(o):         # a GPU's device loop (device_loops.py): no bound either
+                return None
+            continue            # a body of scalars
+        for region in o.regions:
+            for block in region.blocks:
+                inner = _trip_work(block.operations, funcs, seen)
+                if inner is None:
+                    return None
+                work += times * inner
+    return work
+
+
+def _holds_while(op: ir.Operation) -> bool:
+    found = False
+
+    def visit(o):
+        nonlocal found
+        if (o.operation if hasattr(o, "operation") else o).name == "scf.while":
+            found = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return found
+
+
+def _const_int(v: ir.Value) -> int | None:
+    d = defining_op(v)
+    if d is None or d.name != "arith.constant" or not isinstance(d.attributes["value"], ir.IntegerAttr):
+        return None
+    return ir.IntegerAttr(d.attributes["value"]).value
+
+
+def _chunkable(w: ir.Operation, funcs: dict) -> tuple | None:
+    """(the tensor<i1> the trip's condition is read from, the forwarding of lower_while's
+    do-while form) when the scf.while may run in chunks, else None."""
+    pos = _forwarded(w)
+    before, after = w.regions[0].blocks[0], w.regions[1].blocks[0]
+    if pos is None or not all(is_tensor(a.type) and ir.RankedTensorType(a.type).has_static_shape
+                              for a in after.arguments):
+        return None
+    ops = [o.operation for o in before.operations]
+    read = defining_op(ops[-1].operands[0])
+    if read is None or read.name != "tensor.extract" or read.parent != ops[-1].parent or \
+            ir.RankedTensorType(read.operands[0].type).rank != 0:
+        return None
+    work = _trip_work(ops[:-1], funcs)
+    if work is None or work > CHUNK_MAX_WORK:
+        return None
+    return read, pos
+
+
+def _keep_if(go: ir.Value, new: ir.Value, old: ir.Value) -> ir.Value:
+    """new where the 0-d i1 tensor `go` holds true, else old (element-wise)."""
+    rank = ir.RankedTensorType(new.type).rank
+    ident = affine_map(rank, list(range(rank)))
+    (out,) = generic([go, new, old], [affine_map(rank, []), ident, ident], [empty(new.type)], [ident],
+                     ["parallel"] * rank, lambda g, n, o, _: arith.select(g, n, o))
+    return out
+
+
+def _chunk(w: ir.Operation, read: ir.Operation, pos: list[int], most: int) -> None:
+    """The scf.while rebuilt to run its trip (its `before` region: lower_while's body then
+    condition) in chunks: an scf.for of n trips between two reads of the condition, n carried
+    by the loop on the host (1, 2, 4, ... up to `most`: a short loop wastes few trips, a long
+    one reads once every `most`).  A trip after the condition failed keeps the state as it was
+    (_keep_if), so the loop's results are the While's."""
+    before, after = w.regions[0].blocks[0], w.regions[1].blocks[0]
+    ops = [o.operation for o in before.operations]
+    cond = ops[-1]
+    types = [a.type for a in after.arguments]
+    again = read.operands[0]
+    i1, idx = ir.IntegerType.get_signless(1), ir.IndexType.get()
+    loc = w.location
+    with ir.InsertionPoint(w), loc:
+        nw = scf.WhileOp(types + [idx], list(w.operands) + [index(1)])
+        nb = nw.before.blocks.append(*[a.type for a in before.arguments], idx)
+        na = nw.after.blocks.append(*types, idx)
+    for name in list(w.attributes):
+        nw.operation.attributes[name] = w.attributes[name]
+    for a, b in zip(before.arguments, nb.arguments):
+        a.replace_all_uses_with(b)
+    with ir.InsertionPoint(nb), loc:
+        trips = nb.arguments[-1]
+        # a state leaf the trip overwrites starts each chunk as zeros, never kept (an empty
+        # tensor there, read by the first trip's choice, made lavapipe lose its device)
+        inits = [None] * len(types)
+        go = arith.constant(ir.RankedTensorType.get([], i1),
+                            ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i1), ir.BoolAttr.get(True)))
+        for i in range(len(before.arguments)):
+            inits[pos[i]] = nb.arguments[i]
+        for j, t in enumerate(types):
+            if inits[j] is None:
+                shape = Shape.from_mlir(t)
+                inits[j] = fill(shape, scalar_const(shape.element_type, 0))
+        loop = scf.ForOp(index(0), trips, index(1), inits + [go])
+    loop.operation.attributes[CHUNK_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), most)
+    body = loop.body
+    state, going = list(body.arguments)[1:-1], body.arguments[-1]
+    with ir.InsertionPoint(body), loc:
+        anchor = Anchor()
+    for o in ops[:-1]:
+        o.move_before(anchor.op)
+    # the moved ops read the state of the chunk's trip, not the chunk's initial one
+    for i in range(len(before.arguments)):
+        arg = nb.arguments[i]
+        for use in list(arg.uses):
+            owner = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if owner != loop.operation:
+                owner.operands[use.operand_number] = state[pos[i]]
+    with ir.InsertionPoint(anchor.op), loc:
+        # (a leaf the trip passes on as it is needs no choice)
+        kept = [old if new == old else _keep_if(going, new, old) for new, old in zip(list(cond.operands)[1:], state)]
+        (still,) = generic([going, again], [affine_map(0, [])] * 2, [empty(again.type)], [affine_map(0, [])], [],
+                           lambda g, a, _: arith.andi(g, a))
+        scf.YieldOp(kept + [still])
+    anchor.done()
+    results = list(loop.results)
+    with ir.InsertionPoint(nb), loc:
+        more = arith.minui(arith.muli(trips, index(2)), index(most))
+        scf.ConditionOp(tensor.extract(results[-1], []), results[:-1] + [more])
+    with ir.InsertionPoint(na), loc:
+        scf.YieldOp([na.arguments[p] for p in pos] + [na.arguments[-1]])
+    for r, n in zip(w.results, nw.results):
+        r.replace_all_uses_with(n)
+    cond.erase()
+    if not any(True for _ in read.results[0].uses):
+        read.erase()
+    w.erase()
+
+
+def chunk_host_loops(module: ir.Module) -> None:
+    """After lowering/device_loops.py, on targets with a loop_chunk (lowering/targets.py): each
+    While left on the host (an scf.while outside dispatch regions and linalg bodies) whose trip
+    has no side effect, no loop without a bound and at most CHUNK_MAX_WORK of work reads its
+    condition back once every loop_chunk trips (_chunk), not every trip."""
+    trips = options().desc.loop_chunk
+    if trips <= 1 or options().loops != "device":
+        return
+    funcs = functions(module)
+    for f in funcs.values():
+        found = []
+
+        def visit(op):
+            op = op.operation if hasattr(op, "operation") else op
+            # (not a GPU's device loop in a linalg.generic's body, device_loops.py)
+            if op.name == "scf.while" and _on_host(op, f) and not _within(op, f, "linalg.generic"):
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+        f.walk(visit)
+        for w in found:
+            got = _chunkable(w, funcs)
+            if got is not None:
+                _chunk(w, *got, trips)
+
+
+def _within(op: ir.Operation, f: ir.Operation, name: str) -> bool:
+    """Whether `op` is nested in an op named `name` inside function `f`."""
     p = op.parent
     while p is not None and p != f:
-        if p.name == "flow.dispatch.region":
-            return False
+        if p.name == name:
+            return True
         p = p.parent
-    return True
+    return False
+
+
+def _on_host(op: ir.Operation, f: ir.Operation) -> bool:
+    return not _within(op, f, "flow.dispatch.region")
 
 
 def _convertible(f: ir.Operation) -> tuple[bool, bool]:

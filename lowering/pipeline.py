@@ -43,7 +43,7 @@ from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, linalg_expand, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_own_products
-from .control_flow import even_out_loops, mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
+from .control_flow import chunk_host_loops, even_out_loops, mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
 from .bindings import split_wide_fusions
 from .device_loops import device_loops
 from .dynamic import dynamic_sizes as run_dynamic
@@ -337,6 +337,7 @@ def to_linalg(module: ir.Module) -> None:
     copies = even_out_loops(module)
     if registry.options().desc.device_loops and registry.options().loops == "device":
         device_loops(module)
+    chunk_host_loops(module)
     uneven_loops_to_cfg(module, copies)
     split_wide_fusions(module)
 

@@ -43,6 +43,13 @@ class TargetDescription:
     #: Vulkan keeps its loops on the host: the "thread" form compiled, but IREE's SPIR-V code
     #: for it gave wrong results on lavapipe (docs/iree-limits.md)
     device_loops: str | None = None
+    #: trips a While left on the host runs between two reads of its condition (0: one read a
+    #: trip).  The host drives a counted chunk of trips, each trip's state kept as it was
+    #: once the condition fails on the device (lowering/control_flow.py chunk_host_loops): a
+    #: read back costs 0.5-1.5 ms on CUDA, a trip's launch tens of microseconds, and a loop
+    #: runs at most this many trips less one too many.  Vulkan reads every trip: the form lost
+    #: lavapipe's device in half the runs of tolerance_loops (docs/iree-limits.md)
+    loop_chunk: int = 0
 
     # --- precision ------------------------------------------------------------------------
     #: F16/BF16/F32 functions (sin, pow, tanh, ...), C64 functions and F32/C64 FFTs computed
@@ -147,7 +154,8 @@ PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True
                              host_slice_offsets=True, host_linalg=True)
 #: IREE's CUDA HAL: IREE_HAL_CUDA_MAX_DISPATCH_BINDING_COUNT = 16 (native_executable.c checks
 #: each export's binding count when the module is loaded)
-CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="thread", f32_products="bf16x3",
+CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="thread", loop_chunk=16,
+                         f32_products="bf16x3",
                          reduction_barriers=True,
                          complex_join_barrier=True, complex_sums_planar=True, conv_convert_dispatch=True,
                          depthwise_3d_generic=True,

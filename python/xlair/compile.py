@@ -12,6 +12,7 @@ from xlair.dialect.core import functions
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
 from xlair.lowering.aliasing import written_parameters
+from xlair.lowering.control_flow import CHUNK_ATTR
 from xlair.lowering.cost import CONTRACTIONS, heaviest_work
 from xlair.lowering.device_loops import STACK_ATTR, THREAD_ATTR
 from xlair.lowering.side_effects import HOST_CALLS_ATTR, host_calls_of
@@ -285,7 +286,7 @@ def compile_vmfb(comp: Computation, target_name: str = "cpu", *, flags=(), cpu: 
             module.operation.attributes["hal.device.targets"] = ir.ArrayAttr.get([ir.Attribute.parse(device)])
         text = str(module)
     # (lowering/device_loops.py: a dispatch region of scalar loops, or a generic running a loop)
-    on_device = device_loops and ("flow.dispatch.region" in text or THREAD_ATTR in text)
+    on_device = device_loops and ("flow.dispatch.region" in text or THREAD_ATTR in text or CHUNK_ATTR in text)
     if on_device and tgt.backend == "llvm-cpu":
         # loops moved onto the device are scalar loops: LLVM's loop vectorizer, which IREE
         # leaves off (it vectorizes linalg itself), vectorizes them
