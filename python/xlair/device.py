@@ -143,20 +143,28 @@ def wire(s: Shape) -> tuple:
     return dtype, et
 
 
+#: the kinds of buffers _Staging keeps: host staging buffers for copies in and out, and
+#: device-local argument buffers
+UPLOAD, DOWNLOAD, ARGUMENT = 0, 1, 2
+
+
 def to_device(device, a: np.ndarray, s: Shape, io: tuple | None = None):
     """A host array as a device buffer view: a copy, on the CPU too (import_array passes the
     caller's memory where that is safe).  `io`: the leaf's `wire(s)`, when the caller keeps it."""
     return to_device_all(device, [(a, s, io)])[0]
 
 
-def to_device_all(device, leaves: list) -> list:
+def to_device_all(device, leaves: list, taken: list | None = None) -> list:
     """Host arrays as device buffer views, copies: `leaves` holds (array, shape, wire(shape) or
     None) triples.  On a device in host memory each is a buffer the allocator fills (IREE maps
     it and copies).  On a GPU each is a device-local buffer filled by a copy on the device
     queue from a host staging buffer, all of them one chain of copies that the host waits for
     once: IREE's own copy (`allocate_buffer_copy`) makes the buffer host-visible (CUDA: managed
     memory, whose pages then migrate to the host and back on every call) and waits for each
-    leaf."""
+    leaf.  With `taken` (a list), a GPU's device-local buffers are the device's kept ones
+    (_Staging, kind ARGUMENT), each appended to `taken` as (size, buffer) for the caller to
+    give back (give_back) once nothing reads it: IREE's CUDA allocator makes each new one with
+    cuMemAlloc and frees it with cuMemFree, which waits for the whole device."""
     items = []
     for a, s, io in leaves:
         dtype, et = io or wire(s)
@@ -176,9 +184,13 @@ def to_device_all(device, leaves: list) -> list:
     sem, staged, out = None, [], []
     for a, et in items:
         size = a.nbytes
-        buf = allocate(memory_type=memory, allowed_usage=usage, allocation_size=max(size, 1))
+        if taken is None:
+            buf = allocate(memory_type=memory, allowed_usage=usage, allocation_size=max(size, 1))
+        else:
+            buf = pool.take(device, ARGUMENT, max(size, 1))
+            taken.append((max(size, 1), buf))
         if size:
-            staging = pool.take(device, 0, size)
+            staging = pool.take(device, UPLOAD, size)
             staging.map().asarray(a.shape, a.dtype)[...] = a
             if sem is None:
                 sem = device.create_semaphore(0)
@@ -189,16 +201,26 @@ def to_device_all(device, leaves: list) -> list:
     if staged:
         fence(sem, len(staged)).wait()
         for size, staging in staged:
-            pool.give(0, size, staging)
+            pool.give(UPLOAD, size, staging)
     return out
 
 
+def give_back(device, taken: list) -> None:
+    """Keep the device-local buffers `to_device_all` took (its `taken`) for the next call."""
+    pool = _staging(device)
+    for size, buf in taken:
+        pool.give(ARGUMENT, size, buf)
+
+
 class _Staging:
-    """The host staging buffers of one device, kept for reuse: a buffer taken for one copy
-    in or out is given back once the copy is done and read.  IREE's CUDA allocator pins new
-    host pages for each (cuMemHostAlloc) and unpins them when it is freed; IREE's own caching
+    """The host staging buffers and the argument buffers of one device, kept for reuse: a
+    buffer taken for one copy in or out is given back once the copy is done and read, an
+    argument buffer once the call that read it is done.  IREE's CUDA allocator pins new host
+    pages for each staging buffer (cuMemHostAlloc) and unpins them when it is freed, and
+    frees device memory with cuMemFree (a wait for the whole device); IREE's own caching
     allocator cannot be put in front of the GPU drivers' (the program's queue allocations
-    fail on Vulkan: docs/iree-limits.md).  At most MAX_BYTES kept, MAX_PER_SIZE of a size."""
+    fail on Vulkan: docs/iree-limits.md).  At most MAX_BYTES kept, MAX_PER_SIZE of a size
+    and kind."""
     MAX_BYTES = 256 << 20
     MAX_PER_SIZE = 16
 
@@ -208,13 +230,14 @@ class _Staging:
         self._lock = threading.Lock()
 
     def take(self, device, kind: int, size: int):
-        """A buffer of `size` bytes for copies in (kind 0) or out (kind 1)."""
+        """A buffer of `size` bytes for copies in (UPLOAD) or out (DOWNLOAD), or an argument
+        (ARGUMENT)."""
         with self._lock:
             free = self._free.get((kind, size))
             if free:
                 self._bytes -= size
                 return free.pop()
-        memory, usage = _staging_buffers()[kind]
+        memory, usage = _staging_buffers()[kind] if kind != ARGUMENT else (_BUFFERS or _device_buffers())
         return device.allocator.allocate_buffer(memory_type=memory, allowed_usage=usage, allocation_size=size)
 
     def give(self, kind: int, size: int, buf) -> None:
@@ -375,7 +398,7 @@ def from_device_all(device, results: list, copy: bool = True) -> list:
         else:
             if sem is None:
                 sem, fence, pool = device.create_semaphore(0), rt.HalFence.create_at, _staging(device)
-            staging = pool.take(device, 1, length)
+            staging = pool.take(device, DOWNLOAD, length)
             n = len(staged)
             device.queue_copy(buf, staging, wait_semaphores=fence(sem, n), signal_semaphores=fence(sem, n + 1))
             staged.append((i, length, staging, lay))
@@ -383,7 +406,7 @@ def from_device_all(device, results: list, copy: bool = True) -> list:
         fence(sem, len(staged)).wait()
         for i, length, staging, lay in staged:
             out[i] = _mapped_out(staging, lay, length, True, False)    # a copy: the buffer is reused
-            pool.give(1, length, staging)
+            pool.give(DOWNLOAD, length, staging)
     return out
 
 

@@ -21,7 +21,7 @@ from .device import config as _config, from_device as _from_device, iree_runtime
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
 from .device import result_view as _result_view, run_waiting as _run_waiting, wire as _wire
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
-from .device import from_device_all as _from_device_all, to_device_all as _to_device_all
+from .device import from_device_all as _from_device_all, give_back as _give_back, to_device_all as _to_device_all
 from . import packing
 from .packing import PACKED_FN, layout_key, packable
 from .targets import artifact_target, target as find_target
@@ -292,7 +292,10 @@ class Executable:
                     else:
                         imported.append(a)
                     bvs.append(bv)
-                copied = iter(_to_device_all(device, copies) if copies else ())
+                # a GPU's argument copies in kept buffers, given back once the results are read
+                # (numpy results: none of them is an argument's buffer)
+                taken = [] if copies and not arrays and not self._host_memory else None
+                copied = iter(_to_device_all(device, copies, taken) if copies else ())
                 for bv in bvs:
                     push(bv if bv is not None else next(copied))
                 n_out = len(self._leaves_out)
@@ -325,6 +328,9 @@ class Executable:
                             results[i] = r
                     if n_out > 1 or imported:
                         _unshare(results, imported)
+                    if taken:
+                        del ins, outs, bvs
+                        _give_back(device, taken)
             except (RuntimeError, ValueError, IndexError) as e:   # IREE raises IndexError for OUT_OF_RANGE
                 err = None
                 if hctx is not None:

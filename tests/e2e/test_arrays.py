@@ -230,6 +230,26 @@ def test_vulkan_array_passed_again_to_a_replayed_command_buffer():
         np.testing.assert_array_equal(np.asarray(out), np.stack([xs[k], y_host]), err_msg=f"call {k}")
 
 
+@pytest.mark.skipif("vulkan" not in E2E_TARGETS, reason="no Vulkan device here (lavapipe not installed)")
+def test_gpu_numpy_arguments_in_kept_device_buffers():
+    """A GPU call's numpy arguments are copied into device buffers kept from call to call
+    (device.to_device_all's `taken`; IREE's CUDA allocator frees device memory with cuMemFree,
+    a wait for the whole device): each call's result is its own arguments' (against numpy),
+    and after a call the device keeps its two argument buffers for the next."""
+    from xlair.device import ARGUMENT, _staging
+    b = xla.Builder("stack_kept")
+    x, y = b.parameter(0, Shape(F32, [2, 3])), b.parameter(1, Shape(F32, [2, 3]))
+    O.concatenate([O.reshape(x, [1, 2, 3]), O.reshape(O.neg(y), [1, 2, 3])], 0)
+    exe = xla.compile(b.build(), target="vulkan")
+    rng = np.random.default_rng(1)
+    xs, ys = rng.standard_normal((2, 5, 2, 3)).astype(np.float32)
+    for k in range(5):
+        out = exe(xs[k], ys[k])
+        assert isinstance(out, np.ndarray)
+        np.testing.assert_array_equal(out, np.stack([xs[k], -ys[k]]), err_msg=f"call {k}")
+        assert len(_staging(exe._device)._free.get((ARGUMENT, xs[k].nbytes), ())) >= 2
+
+
 def test_scalar_results_and_s32():
     b = xla.Builder("count")
     x = b.parameter(0, Shape(S32, (5,)), "x")
