@@ -424,9 +424,12 @@ def _gehrd(args, cfg, outs):
 
 
 #: the size a matrix's Schur form is computed at, at least (zero rows and columns added, in a
-#: block of their own that no rotation touches): IREE 3.13 crashed compiling 1x1 to 3x3
-#: complex ones ("getTypeBitWidth" in ConvertBufferOps: a complex scalar made by a dispatch and
-#: read back by the host, docs/iree-limits.md)
+#: block of their own that no rotation touches).  IREE 3.13 first crashed compiling 1x1 to 3x3
+#: complex ones ("getTypeBitWidth" in ConvertBufferOps); since iotas are constant tables and
+#: C128 inits planar, each smaller size fails elsewhere (measured, docs/iree-limits.md): at 3,
+#: CUDA's complex 2x2 eig ("'vector.transfer_read' op requires valid padding vector elemental
+#: type"); at 2, Vulkan's 1x1 and 2x2 eig and Schur forms (a null buffer read in every loop
+#: form, real eigvals failing at run time); at 1, the Hessenberg reduction's empty reflectors
 _SCHUR_MIN = 4
 
 
