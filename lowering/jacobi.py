@@ -152,11 +152,11 @@ def _pad_even(a: X) -> X:
     return a if n2 == n else a.pad(0, [0] * (a.rank - 2) + [n2 - n, n2 - n])
 
 
-def _off_and_norm(a: X, idx: X | None = None) -> tuple[X, X]:
+def _off_and_norm(a: X) -> tuple[X, X]:
     """Squared Frobenius norms of the off-diagonal part and of the whole (the off-diagonal
     part summed itself: total - diagonal would cancel away what the stopping test looks at)."""
     n = a.dims[-1]
-    idx = iota([n], 0) if idx is None else idx
+    idx = iota([n], 0)
     sq = a.abs2()
     off = where(idx.reshape([n, 1]).eq(idx.reshape([1, n])), 0, sq).sum([-2, -1])
     return off, sq.sum([-2, -1])
@@ -171,19 +171,17 @@ def _iterate(a: X, mats: list, update) -> list:
     max_steps = MAX_SWEEPS * max(n - 1, 1)
 
     def cond(s):
-        off, _ = _off_and_norm(s[5], s[4])
+        off, _ = _off_and_norm(s[4])
         big = off.gt(s[1])
         return s[0].lt(max_steps) & (big.any(list(range(big.rank))) if big.rank else big)
 
     # (a While's regions see only its state: the limit is carried)
-    # (the state carries an iota: an operand-less dispatch (an iota) in a loop's regions is
-    # what IREE 3.13's stream partitioning cannot place on Vulkan, see _Step.next)
     def body(s):
-        m, ms = update(_Step(s[2], s[3], s[4], a.et), s[5], s[6:])
-        return [s[0] + 1, s[1], *_Step.next(s[2], s[3]), s[4], m] + list(ms)
+        m, ms = update(_Step(s[2], s[3], iota([n], 0), a.et), s[4], s[5:])
+        return [s[0] + 1, s[1], *_Step.next(s[2], s[3]), m] + list(ms)
 
-    out = while_loop([full(0, S32), limit, *_Step.first(n), iota([n], 0), a] + mats, cond, body)
-    return out[5:]
+    out = while_loop([full(0, S32), limit, *_Step.first(n), a] + mats, cond, body)
+    return out[4:]
 
 
 def _sort_perm(keys: X, descending: bool) -> X:
