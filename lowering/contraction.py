@@ -12,8 +12,8 @@ from xlair.dialect.types import BF16, F16, F32, Shape
 
 from .elementwise import convert_scalar, convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
-from .registry import (affine_map, barrier, defining_op, empty, fill, generic, lowers, options, reshape,
-                       scalar_const, set_cpu_tiles, value_of)
+from .registry import (affine_map, barrier, defining_op, empty, extract_slice, fill, generic, lowers, options,
+                       reshape, scalar_const, set_cpu_tiles, value_of)
 from .scalar import SCALAR
 from .shape import transpose
 
@@ -106,6 +106,15 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         odims.append(_prod(lhs_s.dims[d] for d in lfree))
     if nn:
         odims.append(_prod(rhs_s.dims[d] for d in rfree))
+    # (the target's batch_m_multiple: ROCm) a small batched product's M padded with zero rows
+    m_cut = None
+    mult = options().desc.batch_m_multiple
+    if named is not None and nb and nm and mult and odims[1] < 16 and odims[1] % mult:
+        m_cut, m_pad = odims[1], -(-odims[1] // mult) * mult
+        a_t = ir.RankedTensorType(a.type)
+        a = pad_tensor(a, Shape.from_mlir(a_t), [(0, 0, 0), (0, m_pad - m_cut, 0), (0, 0, 0)],
+                       scalar_const(cet, 0))
+        odims = [odims[0], m_pad] + odims[2:]
     if named is not None:
         # F16 / BF16 products are summed in F32 and rounded once at the end, as XLA does (its
         # CPU backend computes them in F32); IREE's GPU codegen also fails on a BF16-accumulating
@@ -137,6 +146,8 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         add, mul = SCALAR["xla.add"], SCALAR["xla.mul"]
         res = generic([a, b], [amap, bmap], [init], [omap], its,
                       lambda x, y, acc: add([acc, mul([x, y], [et, et], et)], [et, et], et))[0]
+    if m_cut is not None:
+        res = extract_slice(res, [0] * len(odims), [odims[0], m_cut] + odims[2:])
     res = _regroup(res, list(out.dims), [range(nb), range(nb, nb + nm), range(nb + nm, nb + nm + nn)],
                    expand=True)
     if named is not None and OWN in lw.op.attributes and ((nm and nn) or options().desc.bf16_matmul_widened):

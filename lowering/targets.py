@@ -120,6 +120,12 @@ class TargetDescription:
     #: a channels-last convolution's output features padded up to a multiple of this (ROCm's
     #: implicit GEMM crashed in LLVM on feature counts not a multiple of 16); 1: none
     conv_feature_multiple: int = 1
+    #: a batched matrix product with fewer than 16 rows (M) not a multiple of this gets zero
+    #: rows up to one (0: none).  ROCm 4: LLVM's AMDGPU backend crashed (segfault in
+    #: ValueHandleBase::AddToUseList) on IREE 3.13's code for batch_matmul of 2x6x8x8 and
+    #: 2x10x10x10, in F32 and BF16, so F32 eigh and SVD of 5x5, 6x6 and 10x10 matrices (Jacobi's
+    #: rotations) failed to compile; padded to 8 and 12 rows they compile (docs/iree-limits.md)
+    batch_m_multiple: int = 0
     #: a Scatter of complex elements as one linalg.generic over the operand (indexing.py
     #: _dense_scatter), not iree_linalg_ext.scatter: IREE 3.13's LLVMGPU lowering config of a
     #: complex scatter crashed (getIntOrFloatBitWidth in setScatterLoweringConfig), so every
@@ -161,7 +167,7 @@ CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="th
                          depthwise_3d_generic=True,
                          scatter_indexed_windows=True, complex_scatter_dense=True)
 #: IREE's HIP HAL: IREE_HAL_HIP_MAX_DISPATCH_BINDING_COUNT = 16, checked the same way
-ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16)
+ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16, batch_m_multiple=4)
 #: IREE's Vulkan HAL checks a pipeline's storage buffers against the device's
 #: maxPerStageDescriptorStorageBuffers when it loads the module: no number of IREE's own, and
 #: xlair's "generic" target names no device.  16, the most restrictive of IREE's GPU HALs

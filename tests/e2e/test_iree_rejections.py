@@ -559,3 +559,33 @@ def test_complex_sum_getIntOrFloatBitWidth_in_ConvertToNVVMPass(monkeypatch):
     with jax.enable_x64(True):
         column = (rng.standard_normal((4, 1)) + 1j * rng.standard_normal((4, 1))).astype(np.complex128)
         assert compile_vmfb(xla.from_jax(lambda a: tuple(jnp.linalg.qr(a)), column), "cuda", cache=False)[:8]
+
+
+def test_rocm_small_batch_matmul_ValueHandleBase_AddToUseList(monkeypatch):
+    """A batched F32 product with 6 or 10 rows (2x6x8x8, 2x10x10x10: Jacobi's rotations in the
+    F32 eigh and SVD of 5x5, 6x6 and 10x10 matrices) crashed LLVM's AMDGPU backend under
+    iree-compile for ROCm (segfault in ValueHandleBase::AddToUseList), at HIGHEST and in
+    bf16x3.  ROCm's batch_m_multiple pads such a product's rows with zeros to a multiple of 4;
+    the programs compile for ROCm, and the same form forced on the CPU gives numpy's products
+    (eigh: numpy's eigenvalues)."""
+    import dataclasses
+
+    import jax.numpy as jnp
+    import xlair.lowering.targets as lt
+    rng = np.random.default_rng(7)
+    prods = [(rng.standard_normal((2, m, k)).astype(np.float32), rng.standard_normal((2, k, n)).astype(np.float32))
+             for m, k, n in ((6, 8, 8), (10, 10, 10), (3, 5, 2))]
+    sym = rng.standard_normal((2, 6, 6)).astype(np.float32)
+    sym = sym + np.swapaxes(sym, -1, -2)
+    matmul = xla.from_jax(lambda x, y: jnp.matmul(x, y, precision="highest"), *prods[0])
+    eigh = xla.from_jax(jnp.linalg.eigvalsh, sym)
+    for comp in (matmul, eigh):
+        assert compile_vmfb(comp, "rocm", cache=False)[:8]
+    with monkeypatch.context() as m:
+        m.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, batch_m_multiple=4))
+        for x, y in prods:
+            comp = xla.from_jax(lambda x, y: jnp.matmul(x, y, precision="highest"), x, y)
+            got = np.asarray(xla.compile(comp, "cpu", cache=False)(x, y))
+            np.testing.assert_allclose(got, np.matmul(x.astype(np.float64), y), rtol=1e-5, atol=1e-5)
+        got = np.asarray(xla.compile(eigh, "cpu", cache=False)(sym))
+        np.testing.assert_allclose(got, np.linalg.eigvalsh(sym.astype(np.float64)), rtol=1e-4, atol=1e-4)
