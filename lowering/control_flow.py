@@ -14,8 +14,9 @@ from xlair.dialect.core import functions
 from xlair.dialect.ir import arith, func, ir, passmanager, scf, tensor
 from xlair.dialect.types import Shape, is_tensor
 
-from .registry import (Anchor, affine_map, barrier, builtin_leaves, defining_op, empty, extract_scalar, fill,
-                       from_builtin_leaves, generic, index, lowers, options, scalar_const, splice_region, to_builtin)
+from .registry import (Anchor, affine_map, barrier, builtin_leaves, const_int, defining_op, empty, extract_scalar,
+                       fill, from_builtin_leaves, generic, index, lowers, nested_ops, options, scalar_const,
+                       splice_region, to_builtin)
 from .scalar import emit_region
 
 
@@ -425,7 +426,7 @@ def _trip_work(ops, funcs: dict, seen: tuple = ()) -> int | None:
                 work += int(np.prod(t.shape, dtype=np.int64))
         times = 1
         if name == "scf.for":
-            bounds = [_const_int(v) for v in list(o.operands)[:3]]
+            bounds = [const_int(v) for v in list(o.operands)[:3]]
             if None in bounds or bounds[2] <= 0:
                 return None
             times = max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
@@ -439,7 +440,7 @@ def _trip_work(ops, funcs: dict, seen: tuple = ()) -> int | None:
                 return None
             work += inner
         if name.startswith(("linalg.", "iree_linalg_ext.")):
-            if _holds_while(o):         # a GPU's device loop (device_loops.py): no bound either
+            if any(x.name == "scf.while" for x in nested_ops(o)):    # a GPU's device loop: no bound either
                 return None
             continue            # a body of scalars
         for region in o.regions:
@@ -449,26 +450,6 @@ def _trip_work(ops, funcs: dict, seen: tuple = ()) -> int | None:
                     return None
                 work += times * inner
     return work
-
-
-def _holds_while(op: ir.Operation) -> bool:
-    found = False
-
-    def visit(o):
-        nonlocal found
-        if (o.operation if hasattr(o, "operation") else o).name == "scf.while":
-            found = True
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
-    return found
-
-
-def _const_int(v: ir.Value) -> int | None:
-    d = defining_op(v)
-    if d is None or d.name != "arith.constant" or not isinstance(d.attributes["value"], ir.IntegerAttr):
-        return None
-    return ir.IntegerAttr(d.attributes["value"]).value
 
 
 def _chunkable(w: ir.Operation, funcs: dict) -> tuple | None:
@@ -518,8 +499,6 @@ def _chunk(w: ir.Operation, read: ir.Operation, pos: list[int], most: int) -> No
         na = nw.after.blocks.append(*types, idx)
     for name in list(w.attributes):
         nw.operation.attributes[name] = w.attributes[name]
-    for a, b in zip(before.arguments, nb.arguments):
-        a.replace_all_uses_with(b)
     with ir.InsertionPoint(nb), loc:
         trips = nb.arguments[-1]
         # a state leaf the trip overwrites starts each chunk as zeros, never kept (an empty
@@ -541,13 +520,9 @@ def _chunk(w: ir.Operation, read: ir.Operation, pos: list[int], most: int) -> No
         anchor = Anchor()
     for o in ops[:-1]:
         o.move_before(anchor.op)
-    # the moved ops read the state of the chunk's trip, not the chunk's initial one
-    for i in range(len(before.arguments)):
-        arg = nb.arguments[i]
-        for use in list(arg.uses):
-            owner = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            if owner != loop.operation:
-                owner.operands[use.operand_number] = state[pos[i]]
+    # the moved ops read the state of the chunk's trip
+    for i, a in enumerate(before.arguments):
+        a.replace_all_uses_with(state[pos[i]])
     with ir.InsertionPoint(anchor.op), loc:
         # (a leaf the trip passes on as it is needs no choice)
         kept = [old if new == old else _keep_if(going, new, old) for new, old in zip(list(cond.operands)[1:], state)]

@@ -66,8 +66,8 @@ from xlair.dialect.ir import arith, ir, linalg, scf, tensor
 from xlair.dialect.types import is_tensor
 
 from .bindings import element_wise
-from .registry import (Anchor, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice, loop_index,
-                       options, reshape, splice_region)
+from .registry import (Anchor, const_int, defining_op, empty, extract_slice, generic, index, inline_body, insert_slice,
+                       loop_index, nested_ops, options, reshape, splice_region)
 
 #: iteration points of the ops of one trip (scalar code)
 MAX_WORK = 1 << 16
@@ -185,17 +185,10 @@ def _domain(maps, operands) -> list[int] | None:
     return None if any(d is None for d in dims) else dims
 
 
-def _nested(op: ir.Operation) -> list[ir.Operation]:
-    """Every op inside `op`'s regions, at any depth."""
-    out: list[ir.Operation] = []
-    op.walk(lambda x: out.append(x.operation) or ir.WalkResult.ADVANCE)     # post-order: `op` last
-    return out[:-1]
-
-
 def _body_ok(op: ir.Operation) -> bool:
     """Whether a linalg or linalg_ext op's body is scalar code that can be moved as it is."""
     return not any((o.name.startswith(_NOT_IN_BODIES) and o.name != "iree_linalg_ext.yield")
-                   or any(is_tensor(r.type) for r in o.results) for o in _nested(op))
+                   or any(is_tensor(r.type) for r in o.results) for o in nested_ops(op))
 
 
 def _gather_scatter_geometry(op) -> tuple | None:
@@ -275,20 +268,13 @@ def _region_work(op: ir.Operation, once: bool = False, single: ir.Operation | No
     if once:
         return total
     if op.name == "scf.for" and total:
-        lb, ub, st = (_const_index(v) for v in list(op.operands)[:3])
+        lb, ub, st = (const_int(v) for v in list(op.operands)[:3])
         if None in (lb, ub, st) or st <= 0:
             return None
         total *= max(0, -(-(ub - lb) // st))
     elif op.name == "scf.while":
         total *= WHILE_TRIPS             # a while loop in the body: trips unknown
     return total
-
-
-def _const_index(v: ir.Value) -> int | None:
-    d = defining_op(v)
-    if d is None or d.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(d.attributes["value"]).value
 
 
 def _pad_value(op) -> ir.Value | None:
@@ -308,7 +294,7 @@ _NO_NEW_TENSOR = ("tensor.extract_slice", "tensor.insert_slice", "tensor.insert"
 
 
 def _made_bytes(op: ir.Operation) -> int:
-    return sum(_bytes(r.type) for o in _nested(op) if o.name not in _NO_NEW_TENSOR and not _fused(o)
+    return sum(_bytes(r.type) for o in nested_ops(op) if o.name not in _NO_NEW_TENSOR and not _fused(o)
                for r in o.results if is_tensor(r.type))
 
 
@@ -329,7 +315,7 @@ def _do_while(loop: ir.Operation) -> bool:
 def _qualifies(loop: ir.Operation, max_bytes: int = MAX_BYTES, per_trip: int | None = None,
                max_work: int = MAX_WORK) -> bool:
     if loop.name not in ("scf.while", "scf.for") or \
-            not all(_do_while(o) for o in [loop] + _nested(loop) if o.name == "scf.while"):
+            not all(_do_while(o) for o in [loop] + nested_ops(loop) if o.name == "scf.while"):
         return False
     state = list(loop.results)
     if not state or not all(is_tensor(v.type) and _static(v.type) for v in state):
@@ -353,7 +339,7 @@ def _trip_bytes(loop: ir.Operation) -> int:
 
 def _inner_loops(loop: ir.Operation) -> list[ir.Operation]:
     """The loops in `loop` that carry tensors."""
-    return [o for o in _nested(loop) if o.name in ("scf.for", "scf.while") and any(is_tensor(r.type) for r in o.results)]
+    return [o for o in nested_ops(loop) if o.name in ("scf.for", "scf.while") and any(is_tensor(r.type) for r in o.results)]
 
 
 def _ask_for_stack(loop: ir.Operation) -> None:
@@ -375,7 +361,7 @@ def _reads(op: ir.Operation) -> list[ir.Value]:
     form's outputs among them, was a copy of no data: "'stream.async.alloca' op illegal for
     this phase of lowering", random_distributions on CUDA)."""
     out: list[ir.Value] = []
-    for o in [op] + _nested(op):
+    for o in [op] + nested_ops(op):
         for v in o.operands:
             if is_tensor(v.type) and not _within(v, op) and \
                     getattr(defining_op(v), "name", None) not in ("arith.constant", "tensor.empty") \
@@ -415,7 +401,7 @@ def _pack_reads(region: ir.Operation) -> None:
     if len(reads) + len(region.results) <= options().desc.max_bindings:
         return
     block = region.regions[0].blocks[0]
-    inside = _nested(region)
+    inside = nested_ops(region)
     groups: dict[str, list[ir.Value]] = {}
     for v in reads:
         groups.setdefault(_element_type(v), []).append(v)
@@ -443,7 +429,7 @@ def _offsets(sizes: list[int]) -> list[int]:
 
 
 def _captures_static(loop: ir.Operation) -> bool:
-    return all(_static(v.type) for o in [loop] + _nested(loop) for v in o.operands)
+    return all(_static(v.type) for o in [loop] + nested_ops(loop) for v in o.operands)
 
 
 # ----------------------------------------------------------------------------------------
@@ -975,7 +961,7 @@ def _local_empties(loop: ir.Operation) -> None:
     or reshaped at the loop's edge, it would be read uninitialized); so is a one-element fill
     with a constant (a reduction's initial value: IREE hoists the scalar read of a one-element
     tensor from outside a dispatch out of it, a read back on the host of a dispatch's result)."""
-    for o in _nested(loop):
+    for o in nested_ops(loop):
         for k, v in enumerate(o.operands):
             d = defining_op(v)
             if d is None or _within(v, loop):
@@ -1024,7 +1010,7 @@ def _retype(loop: ir.Operation, new_type, to_new, to_old, mended: tuple) -> list
         if t not in known:
             known[t] = changes(t)
         return known[t]
-    inside = _nested(loop) + [loop]
+    inside = nested_ops(loop) + [loop]
     for o in inside:                          # constants: made before the loop (pure)
         if o.name == "arith.constant" and new_type(o.results[0].type) is not None:
             o.move_before(loop)
@@ -1233,7 +1219,7 @@ def _private_allocations(g: ir.Operation) -> None:
     started from; its bufferization gave each a copy of that one, and CUDA's failed on a copy
     of such a copy ("failed to bufferize op": random_distributions' gamma sampler, threefry's
     tabulated tensors).  An allocation is not merged: each is a private buffer of its own."""
-    for o in [o for o in _nested(g) if o.name == "tensor.empty" and not o.operands]:
+    for o in [o for o in nested_ops(g) if o.name == "tensor.empty" and not o.operands]:
         with ir.InsertionPoint(o), o.location:
             made = ir.Operation.create("bufferization.alloc_tensor", results=[o.results[0].type], operands=[],
                                        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])})
@@ -1250,7 +1236,7 @@ def _inline_calls(loop: ir.Operation, funcs: dict) -> None:
         f = funcs.get(ir.FlatSymbolRefAttr(o.attributes["callee"]).value) if o.name == "func.call" else None
         return f if f is not None and len(f.regions[0].blocks) == 1 else None
     for _ in range(MAX_INLINED):
-        call = next((o for o in _nested(loop) if callee(o) is not None), None)
+        call = next((o for o in nested_ops(loop) if callee(o) is not None), None)
         if call is None:
             return
         body = callee(call).clone()
@@ -1396,7 +1382,7 @@ def _dispatches(o: ir.Operation) -> bool:
 
 def _dispatch_count(ops: list[ir.Operation]) -> int:
     """The ops IREE would dispatch among `ops` and the ops nested in them."""
-    return sum(1 for o in ops for x in [o] + _nested(o) if _dispatches(x))
+    return sum(1 for o in ops for x in [o] + nested_ops(o) if _dispatches(x))
 
 
 #: ops of a linalg or linalg_ext op's body
@@ -1433,11 +1419,11 @@ def _device_block(func: ir.Operation, funcs: dict) -> None:
     outs = list(ret.operands)
     work = [_work(o) for o in body] if outs and all(is_tensor(v.type) and _static(v.type) for v in outs) \
         and not any(o.name == "flow.dispatch.region" for o in body) else [None]
-    if _form() == "thread" and not any(x.name.startswith("scf.") for o in body for x in [o] + _nested(o)):
+    if _form() == "thread" and not any(x.name.startswith("scf.") for o in body for x in [o] + nested_ops(o)):
         return                  # (a GPU runs a body without loops or branches as IREE's dispatches)
     if None not in work:
         small = MAX_WORK < sum(work) <= SMALL_OP_WORK * _dispatch_count(body) and \
-            not any(x.name == "scf.while" for o in body for x in [o] + _nested(o))
+            not any(x.name == "scf.while" for o in body for x in [o] + nested_ops(o))
         if _move_segment(body, max_bytes=MAX_BYTES if small else BLOCK_BYTES,
                          max_work=SMALL_OPS_WORK if small else MAX_WORK):
             return

@@ -517,6 +517,21 @@ def inline_body(call: ir.Operation, block: ir.Block) -> None:
     call.erase()
 
 
+def nested_ops(op: ir.Operation) -> list[ir.Operation]:
+    """Every op inside `op`'s regions, at any depth."""
+    out: list[ir.Operation] = []
+    op.walk(lambda x: out.append(x.operation) or ir.WalkResult.ADVANCE)     # post-order: `op` last
+    return out[:-1]
+
+
+def const_int(v: ir.Value) -> int | None:
+    """The value of an integer (or index) arith.constant, or None for another value."""
+    d = defining_op(v)
+    if d is None or d.name != "arith.constant" or not isinstance(d.attributes["value"], ir.IntegerAttr):
+        return None
+    return ir.IntegerAttr(d.attributes["value"]).value
+
+
 def defining_op(v: ir.Value) -> ir.Operation | None:
     """The operation that defines `v` (None for a block argument)."""
     src = getattr(v.owner, "operation", v.owner)
