@@ -121,8 +121,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         # matmul ("'func.func' op failed to distribute", CUDA and ROCm)
         acc = F32 if widen or (cet in (F16, BF16) and (et == F32 or options().desc.f32_accumulation)) else et
         init = fill(Shape(acc, odims), scalar_const(acc, 0))
-        if cet == F32 and not widen and options().f32_products == "bf16x3" and \
-                "HIGHEST" not in (lw.attr("precision_config") or ()):
+        if not widen and _in_bf16x3(lw, cet):
             res = _bf16x3(named, a, b, init)
         else:
             res = value_of(named(a, b, outs=[init]))
@@ -177,8 +176,17 @@ def _bf16_parts(v: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
     return hi, fin, lo
 
 
+def _in_bf16x3(lw, ct) -> bool:
+    """Whether an op's F32 products (a dot's or a convolution's, summed in `ct`) are computed
+    as three BF16 products (`_bf16x3`): the `products` option or the target's f32_products
+    says bf16x3, and the op's precision config does not ask HIGHEST (XLA's full F32)."""
+    return ct == F32 and options().f32_products == "bf16x3" and \
+        "HIGHEST" not in (lw.attr("precision_config") or ())
+
+
 def _bf16x3(named, a: ir.Value, b: ir.Value, init: ir.Value) -> ir.Value:
-    """The F32 product a.b as three BF16 products summed in F32, the small ones first:
+    """The F32 product a.b (`named(a, b, outs=[init])`: a matmul, a batch matmul or a
+    convolution) as three BF16 products summed in F32, the small ones first:
     lo(a).hi(b) + hi(a).lo(b) + hi(a).hi(b) (lo.lo, below F32's precision, is left out; the
     cross terms take the finite high parts: an infinity or NaN is in the last term alone)."""
     (ahi, afin, alo), (bhi, bfin, blo) = _bf16_parts(a), _bf16_parts(b)
@@ -330,7 +338,7 @@ def lower_conv(lw):
             and [dn.output_batch_dimension, dn.output_feature_dimension] + osp == list(range(n + 2))):
         x = pad_tensor(lhs, lhs_s, [(0, 0, 0)] * 2 + sp_pad, zero)
         acc = fill(out.with_type(ct), zero)
-        res = value_of(getattr(linalg, _CONV_NCHW[n])(x, rhs, outs=[acc], strides=st, dilations=rd))
+        res = _conv_named(lw, getattr(linalg, _CONV_NCHW[n]), x, rhs, acc, ct, st, rd)
         return convert_tensor(res, out.with_type(ct), et)
     # channels last
     lperm = [dn.input_batch_dimension] + isp + [dn.input_feature_dimension]
@@ -353,7 +361,7 @@ def lower_conv(lw):
         if wide != O:
             w = pad_tensor(w, ws, [(0, 0, 0)] * (n + 1) + [(0, wide - O, 0)], zero)
         acc = fill(cl_out.with_dims(list(cl_out.dims[:-1]) + [wide]), zero)
-        res = value_of(getattr(linalg, _CONV_NAMED[n])(x, w, outs=[acc], strides=st, dilations=rd))
+        res = _conv_named(lw, getattr(linalg, _CONV_NAMED[n]), x, w, acc, ct, st, rd)
         if wide != O:
             res = pad_tensor(res, cl_out.with_dims(list(cl_out.dims[:-1]) + [wide]),
                              [(0, 0, 0)] * (n + 1) + [(0, O - wide, 0)], zero)
@@ -382,6 +390,17 @@ def lower_conv(lw):
     res = convert_tensor(res, cl_out, et)
     order = [dn.output_batch_dimension] + osp + [dn.output_feature_dimension]
     return transpose(res, cl_out.with_type(et), [order.index(j) for j in range(n + 2)])
+
+
+def _conv_named(lw, op, x: ir.Value, w: ir.Value, acc: ir.Value, ct, st, rd) -> ir.Value:
+    """A named convolution of groups 1 (`op`) summed in `ct`, its F32 products as three BF16 products where
+    the op is computed so (`_in_bf16x3`: the tensor cores then run it, as XLA:GPU runs an F32
+    convolution at DEFAULT precision in TF32)."""
+    def conv(a, b, outs):
+        return op(a, b, outs=outs, strides=st, dilations=rd)
+    if _in_bf16x3(lw, ct):
+        return _bf16x3(conv, x, w, acc)
+    return value_of(conv(x, w, [acc]))
 
 
 #: the most bytes of patches a convolution is lowered through (see _patches_pay)

@@ -60,7 +60,8 @@ class TargetDescription:
     #: F16/BF16 products summed in F32 and rounded once (XLA's numerics; IREE's CUDA and ROCm
     #: matmul codegen also fails on a BF16 accumulator).  Vulkan sums in the operands' type
     f32_accumulation: bool = True
-    #: how an F32 matrix product is computed where its precision config does not ask HIGHEST:
+    #: how an F32 matrix product or convolution (groups 1) is computed where its precision
+    #: config does not ask HIGHEST:
     #: "f32", or "bf16x3", as three BF16 products summed in F32 (hi*hi + hi*lo + lo*hi, each
     #: operand split into a BF16 part and the BF16 rest: lowering/contraction.py), which GPUs'
     #: tensor cores run: a relative error near 1e-5, against 3e-4 for XLA:GPU's default (TF32)

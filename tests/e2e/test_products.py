@@ -136,3 +136,45 @@ def test_vulkan_reduction_fused_into_a_broadcast_product():
     on, yn = rng.standard_normal((12, 2, 4)).astype(np.float32), rng.standard_normal((12, 16)).astype(np.float32)
     want = np.einsum("te,td->etd", on.astype(np.float64).sum(1), yn)
     np.testing.assert_allclose(np.asarray(exe(on, yn)), want, rtol=1e-5, atol=1e-5)
+
+
+def _conv_reference(x, w):
+    """A 3x3 SAME convolution of NHWC x with HWIO w, in float64 (numpy's sliding windows)."""
+    xp = np.pad(x.astype(np.float64), [(0, 0), (1, 1), (1, 1), (0, 0)])
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))     # [N, H, W, C, kh, kw]
+    return np.einsum("nhwcij,ijco->nhwo", win, w.astype(np.float64))
+
+
+@pytest.mark.parametrize("layout", [("NHWC", "HWIO", "NHWC"), ("NCHW", "OIHW", "NCHW")])
+def test_gpu_f32_convolution_is_three_bf16_convolutions(layout):
+    """An F32 convolution on CUDA and ROCm as three BF16 convolutions summed in F32, as a
+    product is (XLA:GPU runs it in TF32 at DEFAULT precision); HIGHEST keeps F32.  The CUDA
+    form, run on the CPU backend, against numpy in float64 and against one BF16 convolution."""
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 6, 7, 16)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)
+    exact = _conv_reference(x, w)
+    one_pass = _relative_error(_conv_reference(_bf16(x), _bf16(w)), exact)
+    xin = x if layout[0] == "NHWC" else np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+    win = w if layout[1] == "HWIO" else np.ascontiguousarray(w.transpose(3, 2, 0, 1))
+
+    def conv(precision):
+        return lambda a, b: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=layout,
+                                                         precision=precision)
+    named = "linalg.conv_2d_nhwc_hwcf" if layout[0] == "NHWC" else "linalg.conv_2d_nchw_fchw"
+    comp = xla.from_jax(conv(None), xin, win)
+    for gpu in ("cuda", "rocm"):
+        text = _lowered(comp, gpu)
+        assert text.count(named) == 3 and "bf16" in text, text
+    assert _lowered(comp, "cpu").count(named) + _lowered(comp, "cpu").count("linalg.matmul") == 1
+    got = _run_form(comp, "cuda", xin, win)
+    if layout[0] == "NCHW":
+        got = got.transpose(0, 2, 3, 1)
+    err = _relative_error(got, exact)
+    assert err < 2e-5 and err < one_pass / 100, (err, one_pass)
+    highest = xla.from_jax(conv("highest"), xin, win)
+    text = _lowered(highest, "cuda")
+    assert text.count(named) == 1 and "bf16" not in text, text
+    got = _run_form(highest, "cuda", xin, win)
+    assert _relative_error(got.transpose(0, 2, 3, 1) if layout[0] == "NCHW" else got, exact) < 1e-6
