@@ -24,6 +24,8 @@ bench/RESULTS-gpu.md is that file, copied from a run.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import pathlib
@@ -100,6 +102,85 @@ def _inputs(specs, seed: int):
 
 
 # ---------------------------------------------------------------------------------------------
+# other forms of some programs and workloads, compiled beside the default one and timed against
+# it on the same GPU in the same run (issue 39 item 5: IREE's pipelines and xlair's forms chosen
+# by measurement): each names its program or workload, the target description's fields it
+# changes (lowering/targets.py), compile_vmfb's keywords, IREE flags, and what it decides
+# ---------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Form:
+    base: str
+    question: str
+    fields: dict = dataclasses.field(default_factory=dict)
+    keywords: dict = dataclasses.field(default_factory=dict)
+    flags: tuple = ()
+
+
+FORMS = {
+    "random_distributions@loops=host": Form(
+        "random_distributions", "host While loops reading their condition every trip, against chunks of "
+        "up to 16 trips a read (loop_chunk, the default)", keywords={"device_loops": False}),
+    "conv3x3_f32@products=f32": Form(
+        "conv3x3_f32", "an F32 convolution in F32, against three BF16 convolutions (f32_products=bf16x3, "
+        "the default)", fields={"f32_products": "f32"}),
+    "attention_f32@products=f32": Form(
+        "attention_f32", "attention's F32 batched products in F32, against three BF16 products (the default)",
+        fields={"f32_products": "f32"}),
+    "softmax_f32@reduction_barriers=off": Form(
+        "softmax_f32", "reductions fused with their computed operands (IREE's codegen failed on some: "
+        "reduction_barriers, the default, cuts every one)", fields={"reduction_barriers": False}),
+    "transformer_encoder_grad@opt-level=O3": Form(
+        "transformer_encoder_grad", "IREE's O3 (`--iree-opt-level=O3`) on a real program, against its default",
+        flags=("--iree-opt-level=O3",)),
+    "transformer_encoder_grad@aggressive-fusion": Form(
+        "transformer_encoder_grad", "IREE's aggressive dispatch fusion (fewer, larger dispatches) on a real "
+        "program, against its default", flags=("--iree-dispatch-creation-enable-aggressive-fusion",)),
+    "softmax_f32@no-reduction-vector-distribution": Form(
+        "softmax_f32", "IREE's tile-and-fuse reduction code (one thread a row's slice), against its "
+        "vector-distribute reduction (the default: one 32-thread workgroup a row)",
+        flags=("--iree-codegen-llvmgpu-use-reduction-vector-distribution=false",)),
+}
+
+
+@contextlib.contextmanager
+def _described(target: str, fields: dict):
+    """The target's description with some fields changed, while the block runs (the lowering
+    reads it through registry.options() as it runs)."""
+    import xlair.lowering.targets as lt
+    saved = lt.DESCRIPTIONS[target]
+    lt.DESCRIPTIONS[target] = dataclasses.replace(saved, **fields)
+    try:
+        yield
+    finally:
+        lt.DESCRIPTIONS[target] = saved
+
+
+def _compile_forms(out: pathlib.Path, manifest: dict, made: dict, target: str, arch: str | None, only) -> None:
+    """The FORMS whose program or workload this run compiled (`made`: name -> computation)."""
+    import xlair as xla
+    from xlair.compile import compile_vmfb
+    manifest["forms"] = {}
+    for name, form in FORMS.items():
+        if form.base not in made or (only and name not in only and form.base not in only):
+            continue
+        rec: dict = {"base": form.base, "question": form.question,
+                     "changes": {**form.fields, **form.keywords, **({"flags": list(form.flags)} if form.flags else {})}}
+        file = name.replace("@", ".").replace("=", "-") + ".vmfb"
+        t = time.perf_counter()
+        try:
+            with _described(target, form.fields):
+                data = compile_vmfb(made[form.base], target, arch=arch, cache=False, flags=list(form.flags),
+                                    **form.keywords)
+            (out / file).write_bytes(data)
+            rec["xlair"] = file
+        except xla.XlaError as e:
+            rec["xlair_error"] = str(e)[:600]
+        rec["compile_s"] = round(time.perf_counter() - t, 2)
+        manifest["forms"][name] = rec
+        print(f"{name}: {'ok' if 'xlair' in rec else rec['xlair_error'][:120]}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # the compile step
 # ---------------------------------------------------------------------------------------------
 def _flat(fn, args):
@@ -159,6 +240,7 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"target": target, "arch": arch, "programs": {}, "workloads": {},
                 "versions": _versions(jax=jax.__version__)}
+    made = {}           # name -> the computation compiled (the FORMS' bases)
     for name in sorted(PROGRAMS):
         if only and name not in only:
             continue
@@ -166,6 +248,8 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
         fn, args = _flat(*prog.make())
         rec, comp = _compile_one(out, name, fn, args, target, arch)
         rec.update(rtol=prog.rtol, atol=prog.atol, kind=prog.kind, doc=prog.doc)
+        if comp is not None:
+            made[name] = comp
         np.savez(out / f"{name}.in.npz", *args)
         np.savez(out / f"{name}.want.npz", *leaves(jax.jit(fn)(*args)))
         if vulkan and prog.vulkan and comp is not None:
@@ -182,10 +266,13 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
             continue
         args = [jax.ShapeDtypeStruct(shape, np.dtype(dt) if dt != "bfloat16" else jax.numpy.bfloat16)
                 for shape, dt in specs]
-        rec, _ = _compile_one(out, name, fn, args, target, arch)
+        rec, comp = _compile_one(out, name, fn, args, target, arch)
         rec.update(doc=doc, specs=[[list(s), d] for s, d in specs], seed=seed, tol=tol)
+        if comp is not None:
+            made[name] = comp
         manifest["workloads"][name] = rec
         print(f"{name}: {'ok' if 'xlair' in rec else rec.get('xlair_error', '')[:120]}", flush=True)
+    _compile_forms(out, manifest, made, target, arch, only)
     if wheels:
         _wheels(out / "wheels")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -406,18 +493,49 @@ def _run_jax(path, ins, target: str):
     return host, dev, [np.asarray(r) for r in jax.tree_util.tree_leaves(out)]
 
 
-def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
-    _bootstrap(folder)
+def _problems(section: str, rec: dict, ins: list, got: list, again: list, want: list) -> tuple[list, dict]:
+    """What is wrong with an artifact's results (an empty list: they match), and what was
+    measured on the way (the relative error of a workload): the suite's and linear algebra's
+    against jax.jit's CPU results with the program's tolerances, a workload's against XLA:GPU's
+    with its own; and a device-resident call against the first, both as the program gave them
+    (before the sign alignment of eigenvectors and singular vectors)."""
     from types import SimpleNamespace
     from model_compare import mismatches
+    found: dict = {}
+    if section != "workloads":
+        close = SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"])
+        resident_bad = mismatches(close, again, got)
+        bad = mismatches(close, *_comparable(rec, ins, got, want))
+    else:
+        resident_bad = [] if max(_rel_err(a, g) for a, g in zip(again, got)) <= rec["tol"] else ["differs"]
+        if want is None:
+            bad = ["no XLA:GPU result to check against"]
+        else:
+            found["rel_err"] = err = max(_rel_err(g, w) for g, w in zip(got, want))
+            bad = [f"relative error {err:.2e} > {rec['tol']}"] if err > rec["tol"] else []
+    if resident_bad:
+        bad.append("a device-resident call (the same Arrays again) differs from the first call: "
+                   + "; ".join(resident_bad)[:200])
+    return bad, found
+
+
+def _status(bad: list) -> str:
+    return "ok" if not bad else "mismatch: " + "; ".join(bad)[:400]
+
+
+def run_step(folder: pathlib.Path, only: set | None, vulkan: bool, save=None) -> dict:
+    """Every artifact of the folder checked and timed; `save(results)` is called after each, so
+    that a run cut short still leaves what it measured."""
+    _bootstrap(folder)
     manifest = json.loads((folder / "manifest.json").read_text())
     target = manifest["target"]
-    results = {"info": {**_gpu_info(), **manifest["versions"]}, "programs": {}, "workloads": {}}
+    results = {"info": {**_gpu_info(), **manifest["versions"]}, "programs": {}, "linalg": {}, "workloads": {},
+               "forms": {}}
     import jax
     import iree.runtime
     results["info"]["jax_here"] = jax.__version__
     results["info"]["iree_runtime"] = getattr(iree.runtime, "__version__", IREE_VERSION)
-    results["linalg"] = {}
+    checked = {}        # name -> (section, rec, inputs, what to compare against): the FORMS' bases
     for section in ("programs", "linalg", "workloads"):
         for name, rec in manifest.get(section, {}).items():
             if only and name not in only:
@@ -432,7 +550,7 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
                 ins = list(np.load(folder / f"{name}.in.npz").values())
                 want = list(np.load(folder / f"{name}.want.npz").values())
             else:
-                ins = _inputs([(tuple(s), d) for s, d in rec["specs"]], rec["seed"])
+                ins, want = _inputs([(tuple(s), d) for s, d in rec["specs"]], rec["seed"]), None
             try:
                 cold, got, host, dev, again = _run_xlair(folder / rec["xlair"], target, ins)
                 r.update(cold_s=cold, xlair_numpy_s=host, xlair_device_s=dev)
@@ -448,35 +566,43 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool) -> dict:
                         want = jout
                 except Exception as e:  # noqa: BLE001
                     r["jax_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-            close = SimpleNamespace(rtol=rec["rtol"], atol=rec["atol"]) if section != "workloads" else None
-            # the device-resident call against the first, both as the program gave them (before
-            # the sign alignment of eigenvectors and singular vectors below)
-            if close is not None:
-                resident_bad = mismatches(close, again, got)
-            else:
-                resident_bad = [] if max(_rel_err(a, g) for a, g in zip(again, got)) <= rec["tol"] else ["differs"]
-            if close is not None:
-                bad = mismatches(close, *_comparable(rec, ins, got, want))
-            elif "jax_numpy_s" in r:
-                err = max(_rel_err(g, w) for g, w in zip(got, want))
-                r["rel_err"] = err
-                bad = [f"relative error {err:.2e} > {rec['tol']}"] if err > rec["tol"] else []
-            else:
-                bad = ["no XLA:GPU result to check against"]
-            if resident_bad:
-                bad.append("a device-resident call (the same Arrays again) differs from the first call: "
-                           + "; ".join(resident_bad)[:200])
-            r["status"] = "ok" if not bad else "mismatch: " + "; ".join(bad)[:400]
+            bad, found = _problems(section, rec, ins, got, again, want)
+            r.update(found)
+            r["status"] = _status(bad)
+            checked[name] = (section, rec, ins, want)
             if vulkan and rec.get("vulkan"):
                 try:
                     vcold, vgot, vhost, vdev, vagain = _run_xlair(folder / rec["vulkan"], "vulkan", ins)
-                    vbad = (mismatches(close, *_comparable(rec, ins, vgot, want))
-                            + mismatches(close, *_comparable(rec, ins, vagain, want)))
-                    r.update(vulkan_device_s=vdev, vulkan_status="ok" if not vbad else "mismatch: " + "; ".join(vbad)[:200])
+                    vbad, _ = _problems(section, rec, ins, vgot, vagain, want)
+                    r.update(vulkan_device_s=vdev, vulkan_status=_status(vbad)[:200])
                 except Exception as e:  # noqa: BLE001
                     r["vulkan_status"] = f"failed: {type(e).__name__}: {str(e)[:200]}"
             print(f"{name}: {r['status'][:100]} xlair {dev * 1e3:.3f} ms"
                   + (f" / XLA:GPU {r['jax_device_s'] * 1e3:.3f} ms" if "jax_device_s" in r else ""), flush=True)
+            if save:
+                save(results)
+    for name, rec in manifest.get("forms", {}).items():
+        if rec["base"] not in checked or (only and name not in only and rec["base"] not in only):
+            continue
+        section, base, ins, want = checked[rec["base"]]
+        r = {"base": rec["base"], "question": rec["question"], "changes": rec["changes"],
+             "default_device_s": results[section][rec["base"]]["xlair_device_s"]}
+        results["forms"][name] = r
+        if "xlair" not in rec:
+            r["status"] = "not compiled: " + rec.get("xlair_error", "")[:300]
+        else:
+            try:
+                _, got, host, dev, again = _run_xlair(folder / rec["xlair"], target, ins)
+                r.update(xlair_numpy_s=host, xlair_device_s=dev)
+                bad, found = _problems(section, base, ins, got, again, want)
+                r.update(found)
+                r["status"] = _status(bad)
+            except Exception as e:  # noqa: BLE001
+                r["status"] = f"failed: {type(e).__name__}: {str(e)[:400]}"
+        print(f"{name}: {r['status'][:100]}" + (f" {r['xlair_device_s'] * 1e3:.3f} ms against "
+              f"{r['default_device_s'] * 1e3:.3f} ms" if "xlair_device_s" in r else ""), flush=True)
+        if save:
+            save(results)
     return results
 
 
@@ -527,6 +653,18 @@ def report(results: dict) -> str:
             lines += [f"| {n} | {r['vulkan_status']} | {r.get('vulkan_device_s', 0) * 1e3:.3f} | "
                       f"{r.get('xlair_device_s', 0) * 1e3:.3f} |" for n, r in vk.items()]
         lines.append("")
+    forms = results.get("forms", {})
+    if forms:
+        lines += ["## Forms compared", "",
+                  "Other forms of some programs and workloads (bench_gpu.FORMS), timed against the default "
+                  "form in the same run; device-resident, ms.", "",
+                  "| form | what it decides | status | default form | this form | this / default |",
+                  "|---|---|---|---|---|---|"]
+        for name, r in forms.items():
+            this = r.get("xlair_device_s")
+            lines.append(f"| {name} | {r['question']} | {r['status'][:80]} | {r['default_device_s'] * 1e3:.3f} | "
+                         + (f"{this * 1e3:.3f} | {this / r['default_device_s']:.2f} |" if this else "- | - |"))
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -551,12 +689,14 @@ def main(argv=None) -> int:
     if a.step == "compile":
         compile_step(a.out, a.target, a.arch, set(a.only) if a.only else None, not a.no_vulkan, not a.no_wheels)
         return 0
-    results = run_step(a.dir, set(a.only) if a.only else None, a.vulkan)
     dest = pathlib.Path(os.environ["OUT"]) if os.environ.get("OUT") else a.dir
-    (dest / "results.json").write_text(json.dumps(results, indent=1))
-    text = report(results)
-    (a.output or dest / "RESULTS-gpu.md").write_text(text)
-    print(text)
+
+    def save(results):
+        (dest / "results.json").write_text(json.dumps(results, indent=1))
+        text = report(results)
+        (a.output or dest / "RESULTS-gpu.md").write_text(text)
+        return text
+    print(save(run_step(a.dir, set(a.only) if a.only else None, a.vulkan, save)))
     return 0
 
 

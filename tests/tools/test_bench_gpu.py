@@ -91,3 +91,31 @@ def test_schur_forms_compared_by_their_definition():
     t2 = t.copy()
     t2[0, 3] += 0.1
     assert mismatches(close, *bg._comparable(rec, [a], [t2, z], [t, z])) != []
+
+
+def test_forms_compiled_and_timed_against_the_default(tmp_path, monkeypatch):
+    """A form of FORMS (here: mlp_forward's products as three BF16 products, on the CPU) is
+    compiled beside its program with the description's field changed (a different artifact),
+    checked against the program's jax.jit results and timed with it; a form whose program was
+    not compiled is left out; the report has the comparison."""
+    bg = _bench_gpu()
+    monkeypatch.setattr(bg, "FORMS", {
+        "mlp_forward@products=bf16x3": bg.Form("mlp_forward", "BF16 products on the CPU",
+                                               fields={"f32_products": "bf16x3"}),
+        "resnet_block_eval@loops=host": bg.Form("resnet_block_eval", "not compiled in this run",
+                                                keywords={"device_loops": False})})
+    folder = tmp_path / "gpu-bench"
+    bg.compile_step(folder, "cpu", None, {"mlp_forward"}, vulkan=False, wheels=False)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert list(manifest["forms"]) == ["mlp_forward@products=bf16x3"], manifest["forms"]
+    form = manifest["forms"]["mlp_forward@products=bf16x3"]
+    assert form["changes"] == {"f32_products": "bf16x3"}
+    assert (folder / form["xlair"]).read_bytes() != (folder / "mlp_forward.vmfb").read_bytes()
+    saved = []
+    results = bg.run_step(folder, None, False, save=lambda r: saved.append(json.dumps(r)))
+    r = results["forms"]["mlp_forward@products=bf16x3"]
+    assert r["status"] == "ok" and r["xlair_device_s"] > 0, r
+    assert r["default_device_s"] == results["programs"]["mlp_forward"]["xlair_device_s"]
+    assert len(saved) == 2 and "mlp_forward@products=bf16x3" in saved[-1]
+    text = bg.report(results)
+    assert "## Forms compared" in text and "| mlp_forward@products=bf16x3 | BF16 products on the CPU | ok |" in text
