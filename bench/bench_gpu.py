@@ -129,6 +129,15 @@ FORMS = {
     "softmax_f32@reduction_barriers=off": Form(
         "softmax_f32", "reductions fused with their computed operands (IREE's codegen failed on some: "
         "reduction_barriers, the default, cuts every one)", fields={"reduction_barriers": False}),
+    "matmul_bf16_4096@mma=128x128x64": Form(
+        "matmul_bf16_4096", "a 128x128 workgroup tile, K 64 at a time, 256 threads, 3 prefetch stages "
+        "(mma_tiles), against IREE's 128x64, 32, 128 threads, 2 stages", fields={"mma_tiles": (128, 128, 64, 256, 3)}),
+    "matmul_bf16_4096@mma=128x256x32": Form(
+        "matmul_bf16_4096", "a 128x256 workgroup tile, K 32, 256 threads, 3 stages, against IREE's own",
+        fields={"mma_tiles": (128, 256, 32, 256, 3)}),
+    "matmul_f32_4096@mma=128x128x64": Form(
+        "matmul_f32_4096", "the three BF16 products of an F32 one in 128x128x64 tiles, against IREE's own",
+        fields={"mma_tiles": (128, 128, 64, 256, 3)}),
     "transformer_encoder_grad@opt-level=O3": Form(
         "transformer_encoder_grad", "IREE's O3 (`--iree-opt-level=O3`) on a real program, against its default",
         flags=("--iree-opt-level=O3",)),

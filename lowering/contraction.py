@@ -13,7 +13,7 @@ from xlair.dialect.types import BF16, F16, F32, Shape
 from .elementwise import convert_scalar, convert_tensor
 from .reduction import fitted_pads, pad_tensor, window_expr
 from .registry import (affine_map, barrier, defining_op, empty, extract_slice, fill, generic, lowers, options,
-                       reshape, scalar_const, set_cpu_tiles, value_of)
+                       reshape, scalar_const, set_compilation_info, set_cpu_tiles, value_of)
 from .scalar import SCALAR
 from .shape import transpose
 
@@ -127,6 +127,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
             res = value_of(named(a, b, outs=[init]))
             if has == (False, True, True):
                 _set_cpu_matmul_tiles(res.owner, *odims, k, cet)
+                _set_mma_tiles(res.owner, *odims, k, cet, acc)
         if widen and acc != et:
             res = barrier(res)
         res = convert_tensor(res, Shape(acc, odims), et)
@@ -193,6 +194,9 @@ def _bf16x3(named, a: ir.Value, b: ir.Value, init: ir.Value) -> ir.Value:
     res = init
     for x, y in ((alo, bfin), (afin, blo), (ahi, bhi)):
         res = value_of(named(x, y, outs=[res]))
+        if named is linalg.matmul:
+            _set_mma_tiles(res.owner, *ir.RankedTensorType(res.type).shape, ir.RankedTensorType(x.type).shape[1],
+                           BF16, F32)
     return res
 
 
@@ -482,6 +486,35 @@ def _set_cpu_matmul_tiles(op: ir.Operation, m: int, n: int, k: int, et) -> None:
              if m % d == 0 and (d * wn <= MATMUL_GROUP_ELEMENTS or d == tm))
     set_cpu_tiles(op, f"distribution = [{wm}, {wn}, 0], vector_common_parallel = [{tm}, {tn}, 0], "
                   "vector_reduction = [0, 0, 1]", "DoubleTilingExpert")
+
+
+#: NVIDIA's mma.sync tile (rows, columns, K) and IREE's name for it, by operand type
+_MMA = {BF16: (16, 8, 16, "NV_MMA_SYNC_F32_16x8x16_BF16"), F16: (16, 8, 16, "NV_MMA_SYNC_F32_16x8x16_F16")}
+
+
+def _set_mma_tiles(op: ir.Operation, m: int, n: int, k: int, et, acc) -> None:
+    """Give a BF16 / F16 linalg.matmul [m, k] x [k, n] summed in F32 the target's mma_tiles
+    (lowering/targets.py) where they divide it: a workgroup of `threads` (warps two rows of
+    warps by the rest) computes rows x columns of the result, K at a time, with IREE's
+    TileAndFuse pipeline on mma.sync and its operands promoted to workgroup memory, as IREE's
+    own configuration does with its own sizes."""
+    tiles = options().desc.mma_tiles
+    if tiles is None or et not in _MMA or acc != F32:
+        return
+    wm, wn, wk, threads, stages = tiles
+    im, inn, ik, kind = _MMA[et]
+    warps = threads // 32
+    wy = 2 if warps > 1 else 1
+    wx = warps // wy
+    if m % wm or n % wn or k % wk or wm % (wy * im) or wn % (wx * inn) or wk % ik:
+        return
+    set_compilation_info(
+        op, f"#iree_gpu.lowering_config<{{convert_acc_gemm, mma_kind = #iree_gpu.mma_layout<{kind}>, "
+            f"promote_operands = [0, 1], reduction = [0, 0, {wk // ik}], subgroup = [{wm // (wy * im)}, "
+            f"{wn // (wx * inn)}, 0], workgroup = [{wm}, {wn}, 0]}}>",
+        f"#iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse> workgroup_size = [{threads}, 1, 1] "
+        f"subgroup_size = 32, {{gpu_pipeline_options = #iree_gpu.pipeline_options<prefetch_num_stages = {stages}, "
+        "no_reduce_shared_memory_bank_conflicts = false, use_igemm_convolution = false>}>")
 
 
 def _padded_features(O: int) -> int:

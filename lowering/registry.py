@@ -194,14 +194,22 @@ class Lower:
 # ----------------------------------------------------------------------------------------
 # small builders used by many patterns
 # ----------------------------------------------------------------------------------------
-def set_cpu_tiles(op: ir.Operation, config: str, pipeline: str) -> None:
-    """Give one linalg op xlair's own tile sizes for IREE's CPU code generation: an
+def set_compilation_info(op: ir.Operation, lowering_config: str, translation_info: str) -> None:
+    """Give one linalg op xlair's own tile sizes for IREE's code generation: an
     `iree_codegen.compilation_info` (the attribute IREE documents for overriding its
-    heuristics) of the `#iree_cpu.lowering_config<config>` and IREE's CPU `pipeline`.  IREE
-    does not data-tile an op that carries one."""
+    heuristics) of a lowering config and a translation info, both in IREE's attribute syntax.
+    It reaches IREE's code where the op is its dispatch's root and survives IREE's fusion (a
+    matmul; not an element-wise op, which IREE's fusion makes anew)."""
     op.attributes["compilation_info"] = ir.Attribute.parse(
-        f"#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<{config}>, "
-        f"translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<{pipeline}>>>")
+        f"#iree_codegen.compilation_info<lowering_config = {lowering_config}, translation_info = {translation_info}>")
+
+
+def set_cpu_tiles(op: ir.Operation, config: str, pipeline: str) -> None:
+    """Tile sizes for IREE's CPU code generation (set_compilation_info): the
+    `#iree_cpu.lowering_config<config>` and IREE's CPU `pipeline`.  IREE does not data-tile an
+    op that carries one."""
+    set_compilation_info(op, f"#iree_cpu.lowering_config<{config}>",
+                         f"#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<{pipeline}>>")
 
 
 def barrier(*vs: ir.Value):

@@ -137,6 +137,13 @@ class TargetDescription:
     #: IREE's data tiling only for programs with a contraction of at least this many
     #: multiply-adds (None: the target's flags do not data-tile); see CPU below
     data_tiling_work: int | None = None
+    #: the workgroup tile of a BF16 / F16 matmul on NVIDIA's tensor cores (mma.sync), handed
+    #: to IREE as the op's compilation_info (lowering/contraction.py _set_mma_tiles): (rows,
+    #: columns, K, threads, prefetch stages).  None: IREE's own choice, which on sm_80 is 128x64
+    #: rows by columns and 32 of K, 128 threads, 2 stages, for every size (4096^3 BF16 on the
+    #: H200: 1.12 ms against XLA:GPU's 0.35).  Other tiles are measured against it by `make
+    #: bench-gpu` (bench/bench_gpu.py FORMS) before one is the default
+    mma_tiles: tuple | None = None
 
 
 #: Data tiling (IREE packs a contraction's operands into tiles for its micro-kernels) only for
@@ -168,7 +175,7 @@ CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="th
                          depthwise_3d_generic=True,
                          scatter_indexed_windows=True, complex_scatter_dense=True)
 #: IREE's HIP HAL: IREE_HAL_HIP_MAX_DISPATCH_BINDING_COUNT = 16, checked the same way
-ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16, batch_m_multiple=4)
+ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16, batch_m_multiple=4, mma_tiles=None)
 #: IREE's Vulkan HAL checks a pipeline's storage buffers against the device's
 #: maxPerStageDescriptorStorageBuffers when it loads the module: no number of IREE's own, and
 #: xlair's "generic" target names no device.  16, the most restrictive of IREE's GPU HALs

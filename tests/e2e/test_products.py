@@ -178,3 +178,30 @@ def test_gpu_f32_convolution_is_three_bf16_convolutions(layout):
     assert text.count(named) == 1 and "bf16" not in text, text
     got = _run_form(highest, "cuda", xin, win)
     assert _relative_error(got.transpose(0, 2, 3, 1) if layout[0] == "NCHW" else got, exact) < 1e-6
+
+
+def test_mma_tiles_reach_iree(monkeypatch, tmp_path):
+    """A target's mma_tiles (lowering/targets.py: measured against IREE's own choice by make
+    bench-gpu before one is a default) become a BF16 matmul's compilation_info where they
+    divide it, for each of the three products of an F32 one too, and IREE's CUDA code takes
+    them: its kernel has the 256 threads asked for (IREE's own choice is 128)."""
+    import dataclasses
+    import xlair.lowering.targets as lt
+    from xlair.compile import compile_vmfb
+    monkeypatch.setitem(lt.DESCRIPTIONS, "cuda", dataclasses.replace(lt.CUDA, mma_tiles=(128, 128, 64, 256, 3)))
+    text = _lowered(_product(256, 512, 384, et=BF16, preferred=F32), "cuda")
+    assert text.count("linalg.matmul {compilation_info") == 1, text
+    for part in ("workgroup = [128, 128, 0]", "subgroup = [4, 4, 0]", "reduction = [0, 0, 4]",
+                 "NV_MMA_SYNC_F32_16x8x16_BF16", "workgroup_size = [256, 1, 1]", "prefetch_num_stages = 3"):
+        assert part in text, (part, text)
+    assert _lowered(_product(256, 512, 384), "cuda").count("linalg.matmul {compilation_info") == 3
+    assert "compilation_info" not in _lowered(_product(200, 512, 384, et=BF16, preferred=F32), "cuda")
+    compile_vmfb(_product(256, 512, 384, et=BF16, preferred=F32), "cuda", cache=False,
+                 flags=[f"--iree-hal-dump-executable-intermediates-to={tmp_path}"])
+    kernels = "".join(p.read_text() for p in tmp_path.glob("*.optimized.ll"))
+    assert '"nvvm.maxntid"="256,1,1"' in kernels and "mma.m16n8k16" in kernels
+
+
+def test_mma_tiles_unset_leave_iree_its_choice():
+    text = _lowered(_product(256, 512, 384, et=BF16, preferred=F32), "cuda")
+    assert "compilation_info" not in text
