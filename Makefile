@@ -122,7 +122,7 @@ bench-gpu-artifacts: $(STAMP)
 
 bench-gpu:
 	@test -f build/gpu-bench/manifest.json || { echo "bench-gpu: no build/gpu-bench: run 'make bench-gpu-artifacts' first (on any machine) and carry the folder"; exit 1; }
-	python3 bench/bench_gpu.py run --dir build/gpu-bench -o bench/RESULTS-gpu.md
+	python3 bench/bench_gpu.py run --dir build/gpu-bench --vulkan -o bench/RESULTS-gpu.md
 
 status: $(STAMP)
 	$(PY) -m xlair.tools.status --results build/test-results -o docs/status.md

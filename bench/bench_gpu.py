@@ -11,11 +11,13 @@ tests/models/test_linalg.py (f32) and the GPU-sized workloads below:
     program there, without flax or optax),
   - for the suite's programs and linear algebra their inputs (`<name>.in.npz`) and jax.jit's results on this CPU
     (`<name>.want.npz`); the workloads' inputs are made there from a seed (tens of MB each),
-  - `manifest.json` (what was compiled, what failed and why, the versions), and `wheels/`: the
-    iree-base-runtime wheel for Python 3.12 (its Tracy build left out) and xlair's own wheel.
+  - `manifest.json` (what was compiled, what failed and why, the versions), `wheels/`: the
+    iree-base-runtime wheel for Python 3.12 (its Tracy build left out) and xlair's own wheel,
+    and `debs/`: the Vulkan loader and libglvnd as Debian packages (VULKAN_DEBS).
 
 `run` (`make bench-gpu`) installs the wheels where they are missing (no compiler: the run side
-needs only IREE's runtime), checks every xlair result (against jax.jit's CPU results for the
+needs only IREE's runtime); with `--vulkan` (make bench-gpu passes it) it also runs the Vulkan
+subset on the GPU's Vulkan driver, with the carried loader where the machine has none.  It checks every xlair result (against jax.jit's CPU results for the
 suite, against XLA:GPU's for the workloads), times xlair and `jax.jit` of the exported program
 on the same GPU, numpy in and out and device-resident, and the cold load (the driver's PTX JIT),
 and writes `RESULTS-gpu.md` and `results.json` (into $OUT where that is set, and into the folder).
@@ -284,6 +286,8 @@ def compile_step(out: pathlib.Path, target: str, arch: str | None, only: set | N
     _compile_forms(out, manifest, made, target, arch, only)
     if wheels:
         _wheels(out / "wheels")
+        if vulkan:
+            _debs(out / "debs")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"wrote {out} ({size / 2**20:.1f} MiB)")
@@ -416,6 +420,84 @@ def _strip(src: pathlib.Path, dst: pathlib.Path, prefix: str) -> None:
             zout.writestr(item, data)
 
 
+#: Debian packages of the Vulkan loader and libglvnd (which NVIDIA's Vulkan driver needs): the
+#: compile step downloads them into `debs/`, and the run step unpacks them where the GPU machine
+#: has no Vulkan loader (without libglvnd: VK_ERROR_INCOMPATIBLE_DRIVER; measured on the H200,
+#: ../shared/NOTES-iree.md)
+VULKAN_DEBS = ("libvulkan1", "libglvnd0", "libegl1", "libgl1", "libglx0", "libopengl0", "libgles2")
+#: where NVIDIA's driver (or the container toolkit that mounts it) puts its Vulkan ICD file
+NVIDIA_ICDS = ("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json", "/usr/share/vulkan/icd.d/nvidia_icd.json",
+               "/etc/vulkan/icd.d/nvidia_icd.json", "/usr/local/share/vulkan/icd.d/nvidia_icd.json")
+#: set in the run step's environment once it has been given the Vulkan loader (_vulkan_env)
+VULKAN_ENV_MARK = "XLAIR_BENCH_VULKAN_ENV"
+
+
+def _debs(where: pathlib.Path) -> None:
+    """VULKAN_DEBS downloaded (apt-get download) into `where`; where that fails, said."""
+    where.mkdir(parents=True, exist_ok=True)
+    if len(list(where.glob("*.deb"))) >= len(VULKAN_DEBS):
+        return
+    try:
+        r = subprocess.run(["apt-get", "download", *VULKAN_DEBS], cwd=where, capture_output=True, text=True,
+                           timeout=300)
+        failed = r.returncode != 0 and (r.stderr.strip()[-300:] or f"exit status {r.returncode}")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        failed = str(e)
+    if failed:
+        print(f"no Vulkan loader packages in {where} ({failed}): the run step's Vulkan subset then needs "
+              "a Vulkan loader installed on the GPU machine", flush=True)
+
+
+def _unpack_deb(deb: pathlib.Path, dest: pathlib.Path) -> None:
+    """The files of a Debian package (an ar archive holding data.tar.*) under `dest`, without
+    dpkg (the GPU machine may have none)."""
+    import io
+    import tarfile
+    raw = deb.read_bytes()
+    if not raw.startswith(b"!<arch>\n"):
+        raise ValueError(f"{deb} is not a Debian package (no ar header)")
+    pos = 8
+    while pos + 60 <= len(raw):
+        name, size = raw[pos:pos + 16].decode().strip().rstrip("/"), int(raw[pos + 48:pos + 58].decode().strip())
+        pos += 60
+        if name.startswith("data.tar"):
+            with tarfile.open(fileobj=io.BytesIO(raw[pos:pos + size])) as tar:
+                tar.extractall(dest, filter="data")
+            return
+        pos += size + (size & 1)
+    raise ValueError(f"{deb} holds no data.tar")
+
+
+def _vulkan_env(folder: pathlib.Path, environ=None, has_loader=None) -> dict | None:
+    """The environment the run step's Vulkan subset needs, or None where this one has it: the
+    carried VULKAN_DEBS unpacked and on LD_LIBRARY_PATH where this machine has no Vulkan loader
+    (glibc reads LD_LIBRARY_PATH when a process starts: the run step starts again in it), and
+    VK_DRIVER_FILES naming NVIDIA's ICD file where none is named."""
+    import ctypes.util
+    env = dict(os.environ if environ is None else environ)
+    if env.get(VULKAN_ENV_MARK):
+        return None
+    changed = False
+    loader = ctypes.util.find_library("vulkan") is not None if has_loader is None else has_loader
+    debs = sorted((folder / "debs").glob("*.deb"))
+    if not loader and debs:
+        dest = pathlib.Path(env.get("TMPDIR", "/tmp")) / "xlair-vulkan-loader"
+        for deb in debs:
+            _unpack_deb(deb, dest)
+        libs = [str(p) for p in sorted(dest.glob("usr/lib/*-linux-gnu")) + [dest / "usr" / "lib"] if p.is_dir()]
+        env["LD_LIBRARY_PATH"] = ":".join(libs + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
+        changed = True
+    if not (env.get("VK_DRIVER_FILES") or env.get("VK_ICD_FILENAMES")):
+        icd = next((p for p in NVIDIA_ICDS if os.path.exists(p)), None)
+        if icd:
+            env["VK_DRIVER_FILES"] = icd
+            changed = True
+    if not changed:
+        return None
+    env[VULKAN_ENV_MARK] = "1"
+    return env
+
+
 # ---------------------------------------------------------------------------------------------
 # the run step (the GPU machine: python3 with jax[cuda]; xlair's run side from the wheels)
 # ---------------------------------------------------------------------------------------------
@@ -544,7 +626,8 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool, save=None) ->
     import iree.runtime
     results["info"]["jax_here"] = jax.__version__
     results["info"]["iree_runtime"] = getattr(iree.runtime, "__version__", IREE_VERSION)
-    checked = {}        # name -> (section, rec, inputs, what to compare against): the FORMS' bases
+    bases = {rec["base"] for rec in manifest.get("forms", {}).values()}
+    checked = {}        # base -> (section, rec, inputs, what to compare against), for the forms
     for section in ("programs", "linalg", "workloads"):
         for name, rec in manifest.get(section, {}).items():
             if only and name not in only:
@@ -578,7 +661,8 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool, save=None) ->
             bad, found = _problems(section, rec, ins, got, again, want)
             r.update(found)
             r["status"] = _status(bad)
-            checked[name] = (section, rec, ins, want)
+            if name in bases:
+                checked[name] = (section, rec, ins, want)
             if vulkan and rec.get("vulkan"):
                 try:
                     vcold, vgot, vhost, vdev, vagain = _run_xlair(folder / rec["vulkan"], "vulkan", ins)
@@ -691,13 +775,20 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="check and time them on this machine's GPU")
     r.add_argument("--dir", type=pathlib.Path, default=DEFAULT_DIR)
     r.add_argument("--only", nargs="*")
-    r.add_argument("--vulkan", action="store_true", help="also run the Vulkan subset (needs a Vulkan loader)")
+    r.add_argument("--vulkan", action="store_true",
+                   help="also run the Vulkan subset (with the carried Vulkan loader where this machine has none)")
     r.add_argument("-o", "--output", type=pathlib.Path, default=None,
                    help="the report (default: RESULTS-gpu.md in $OUT, else in the folder)")
     a = ap.parse_args(argv)
     if a.step == "compile":
         compile_step(a.out, a.target, a.arch, set(a.only) if a.only else None, not a.no_vulkan, not a.no_wheels)
         return 0
+    if a.vulkan and argv is None:
+        env = _vulkan_env(a.dir)
+        if env is not None:         # the same step again, in the environment with the Vulkan loader
+            print("run: again with the carried Vulkan loader: LD_LIBRARY_PATH="
+                  f"{env.get('LD_LIBRARY_PATH', '')} VK_DRIVER_FILES={env.get('VK_DRIVER_FILES', '')}", flush=True)
+            os.execve(sys.executable, [sys.executable, *sys.argv], env)
     dest = pathlib.Path(os.environ["OUT"]) if os.environ.get("OUT") else a.dir
 
     def save(results):

@@ -119,3 +119,46 @@ def test_forms_compiled_and_timed_against_the_default(tmp_path, monkeypatch):
     assert len(saved) == 2 and "mlp_forward@products=bf16x3" in saved[-1]
     text = bg.report(results)
     assert "## Forms compared" in text and "| mlp_forward@products=bf16x3 | BF16 products on the CPU | ok |" in text
+
+
+def _ar(members: dict) -> bytes:
+    """An ar archive (a Debian package's outer format) of the given members."""
+    out = b"!<arch>\n"
+    for name, data in members.items():
+        out += f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode() + data
+        out += b"\n" if len(data) % 2 else b""
+    return out
+
+
+def test_vulkan_loader_unpacked_from_carried_packages(tmp_path):
+    """The run step's Vulkan environment (_vulkan_env): on a machine without a Vulkan loader the
+    carried packages are unpacked without dpkg (an ar archive around data.tar.xz) and put on
+    LD_LIBRARY_PATH; where the machine has a loader and an ICD is named, nothing changes; the
+    mark stops the step from starting itself again."""
+    import io
+    import tarfile
+    bg = _bench_gpu()
+    lib = b"\x7fELF not really"
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w:xz") as t:
+        info = tarfile.TarInfo("./usr/lib/x86_64-linux-gnu/libvulkan.so.1.3.239")
+        info.size = len(lib)
+        t.addfile(info, io.BytesIO(lib))
+        link = tarfile.TarInfo("./usr/lib/x86_64-linux-gnu/libvulkan.so.1")
+        link.type, link.linkname = tarfile.SYMTYPE, "libvulkan.so.1.3.239"
+        t.addfile(link)
+    folder = tmp_path / "gpu-bench"
+    (folder / "debs").mkdir(parents=True)
+    (folder / "debs" / "libvulkan1_1.3.239.0-1_amd64.deb").write_bytes(
+        _ar({"debian-binary": b"2.0\n", "control.tar.xz": b"x", "data.tar.xz": tar.getvalue()}))
+    env = bg._vulkan_env(folder, {"TMPDIR": str(tmp_path), "VK_DRIVER_FILES": "/x/nvidia_icd.json"}, has_loader=False)
+    libdir = tmp_path / "xlair-vulkan-loader" / "usr" / "lib" / "x86_64-linux-gnu"
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == str(libdir) and env[bg.VULKAN_ENV_MARK] == "1"
+    assert (libdir / "libvulkan.so.1").read_bytes() == lib
+    assert bg._vulkan_env(folder, {"TMPDIR": str(tmp_path), "VK_DRIVER_FILES": "/x"}, has_loader=True) is None
+    assert bg._vulkan_env(folder, {**env}, has_loader=False) is None
+    bad = folder / "debs" / "zz_not_a_package.deb"
+    bad.write_bytes(b"PK\x03\x04")
+    import pytest
+    with pytest.raises(ValueError, match="not a Debian package"):
+        bg._unpack_deb(bad, tmp_path / "u")
