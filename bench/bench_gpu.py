@@ -128,9 +128,13 @@ FORMS = {
     "attention_f32@products=f32": Form(
         "attention_f32", "attention's F32 batched products in F32, against three BF16 products (the default)",
         fields={"f32_products": "f32"}),
-    "softmax_f32@reduction_barriers=off": Form(
-        "softmax_f32", "reductions fused with their computed operands (IREE's codegen failed on some: "
-        "reduction_barriers, the default, cuts every one)", fields={"reduction_barriers": False}),
+    "softmax_f32@reduction_barriers=all": Form(
+        "softmax_f32", "every reduction of a computed operand in a dispatch of its own (the form before), "
+        "against only the sums IREE fails on fused (reduction_barriers=unsafe, the default)",
+        fields={"reduction_barriers": "all"}),
+    "transformer_encoder_grad@reduction_barriers=all": Form(
+        "transformer_encoder_grad", "the same on a real program's LayerNorm and softmax gradients",
+        fields={"reduction_barriers": "all"}),
     "matmul_bf16_4096@mma=128x128x64": Form(
         "matmul_bf16_4096", "a 128x128 workgroup tile, K 64 at a time, 256 threads, 3 prefetch stages "
         "(mma_tiles), against IREE's 128x64, 32, 128 threads, 2 stages", fields={"mma_tiles": (128, 128, 64, 256, 3)}),

@@ -86,13 +86,14 @@ def lower_reduce(lw):
         return _planar_sum(inputs[0], inits[0], outs[0], dims)
     if options().desc.reduction_barriers and not (options().barriers == "outside-loops" and in_loop_body(lw.op)):
         # IREE 3.13's CUDA / ROCm codegen fails on some element-wise producers fused into a
-        # reduction: a negation ("failed to get neutral element for reduction": addf of negf
-        # becomes subf) and a product with a constant ("'func.func' op failed to distribute");
-        # found in the gradients of LayerNorm and softmax.  The reduction reads a computed
-        # operand from a dispatch of its own.  (In a loop body, such barriers made IREE's VM
-        # read a null buffer in BFGS's line search: xlair.compile then lowers the program with
-        # barriers=outside-loops, docs/iree-limits.md.)
-        inputs = [x if isinstance(x.owner, ir.Block) else barrier(x) for x in inputs]
+        # reduction (_breaks_fused_sum): such a reduction reads its operand from a dispatch of
+        # its own.  (In a loop body, such barriers made IREE's VM read a null buffer in BFGS's
+        # line search: xlair.compile then lowers the program with barriers=outside-loops,
+        # docs/iree-limits.md.)
+        kind = "all" if options().desc.reduction_barriers == "all" else \
+            binary_kind(lw.args["computation"]) if n == 1 else None
+        inputs = [barrier(x) if (kind in (None, "all") and defining_op(x) is not None)
+                  or (kind == "add" and _breaks_fused_sum(x)) else x for x in inputs]
     red = linalg.ReduceOp([a.type for a in accs], inputs, accs, dims)
     etypes = [ir.RankedTensorType(v.type).element_type for v in inputs + accs]
     block = red.regions[0].blocks.append(*etypes)
@@ -172,6 +173,63 @@ def window_expr(d_out: int, d_win: int, stride: int, dilation: int) -> ir.Affine
     if dilation != 1:
         w = ir.AffineMulExpr.get(w, ir.AffineConstantExpr.get(dilation))
     return ir.AffineAddExpr.get(o, w)
+
+
+def _breaks_fused_sum(v: ir.Value) -> bool:
+    """Whether IREE 3.13's CUDA / ROCm code generation fails on `v`'s producer fused into a sum
+    of `v`: `v` computed last by a negation ("failed to get neutral element for reduction":
+    IREE makes addf(acc, negf(x)) a subf) or by a product with a constant ("'func.func' op
+    failed to distribute", where the constant does not vary along the summed dimensions;
+    any constant is taken here).  Measured (tests/e2e/test_iree_rejections.py): these fail,
+    LayerNorm's gradient among them; exp(x - c), (x - m)^2, x + c, x / c, -x through a
+    transpose or a reshape, and max and min reductions of either compile fused.  Only these
+    sums read their operand from a dispatch of their own (reduction_barriers); before, every
+    reduction of a computed operand did, one more dispatch and pass over memory each."""
+    op = defining_op(v)
+    while op is not None and op.name in ("tensor.expand_shape", "tensor.collapse_shape"):
+        op = defining_op(op.operands[0])
+    if op is None:
+        return False
+    if op.name == "xla.neg":
+        return True
+    if op.name == "xla.mul":
+        return any(_is_constant(x) for x in op.operands)
+    if op.name != "linalg.generic":
+        return False
+    last = defining_op(_yielded(op, v))
+    if last is None:
+        return False
+    if last.name == "arith.negf":
+        return True
+    return last.name == "arith.mulf" and any(_is_constant(x, op) for x in last.operands)
+
+
+def _yielded(generic: ir.Operation, v: ir.Value) -> ir.Value:
+    """The scalar a linalg.generic's body yields for its result `v` (or its only result)."""
+    body = generic.regions[0].blocks[0]
+    index = next((i for i, r in enumerate(generic.results) if r == v), 0)
+    return list(body.operations)[-1].operands[index]
+
+
+def _is_constant(x: ir.Value, generic: ir.Operation | None = None, depth: int = 0) -> bool:
+    """Whether a value is a constant: defined by a constant or a fill, an element of such a
+    tensor read by `generic` (a block argument of its body), or a broadcast of one."""
+    if generic is not None and isinstance(x.owner, ir.Block) and x.owner.owner == generic:
+        if x.arg_number >= len(generic.operands):
+            return False
+        x = generic.operands[x.arg_number]
+    op = defining_op(x)
+    if op is None or depth > 8:
+        return False
+    if op.name in ("arith.constant", "linalg.fill", "xla.constant", "xla.iota"):
+        return True
+    if op.name in ("xla.broadcast_in_dim", "xla.broadcast", "xla.reshape", "tensor.expand_shape",
+                   "tensor.collapse_shape"):
+        return _is_constant(op.operands[0], None, depth + 1)
+    if op.name == "linalg.generic":
+        last = _yielded(op, x)
+        return isinstance(last.owner, ir.Block) and _is_constant(last, op, depth + 1)
+    return False
 
 
 def binary_kind(region: ir.Region) -> str | None:

@@ -6,8 +6,9 @@
 // The lowering for CUDA and ROCm: what their descriptions (lowering/targets.py) change against
 // the CPU's.
 
-// A reduction reads a computed operand from a dispatch of its own (reduction_barriers: IREE's
-// CUDA / ROCm codegen fails on a negation fused into a sum).
+// A sum reads a negation or a product with a constant from a dispatch of its own
+// (reduction_barriers: IREE's CUDA / ROCm codegen fails on either fused into it); on CUDA other
+// computed operands, and max and min reductions, stay fused; ROCm cuts every one ("all").
 // GPU-LABEL: func.func @neg_sum
 // GPU: arith.negf
 // GPU: %[[CUT:.*]] = util.optimization_barrier
@@ -15,6 +16,20 @@
 // CPU-LABEL: func.func @neg_sum
 // CPU-NOT: util.optimization_barrier
 // CPU: linalg.reduce
+// GPU-LABEL: func.func @scaled_sum
+// GPU: arith.mulf
+// GPU: %[[CUT:.*]] = util.optimization_barrier
+// GPU: linalg.reduce { arith.addf } ins(%[[CUT]] : tensor<8x64xf32>)
+// GPU-LABEL: func.func @exp_sum_neg_max
+// CUDA-NOT: util.optimization_barrier
+// GPU: math.exp
+// CUDA-NOT: util.optimization_barrier
+// ROCM: util.optimization_barrier
+// GPU: linalg.reduce { arith.addf }
+// CUDA-NOT: util.optimization_barrier
+// ROCM: util.optimization_barrier
+// GPU: linalg.reduce { arith.maximumf }
+// GPU: return
 
 // A channels-last convolution with 8 output features: ROCm computes 16 (conv_feature_multiple:
 // its implicit GEMM crashed in LLVM otherwise) and cuts the result back; CUDA keeps 8.
@@ -85,6 +100,34 @@ func.func @neg_sum(%a: tensor<8x64xf32>, %z: tensor<f32>) -> tensor<8xf32> {
     "xla.return"(%s) : (tensor<f32>) -> ()
   }) {dimensions = array<i64: 1>} : (tensor<8x64xf32>, tensor<f32>) -> tensor<8xf32>
   return %r : tensor<8xf32>
+}
+
+func.func @scaled_sum(%a: tensor<8x64xf32>, %z: tensor<f32>) -> tensor<8xf32> {
+  %c = "xla.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+  %b = "xla.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64>, out_dim_size = array<i64: 8, 64>} : (tensor<f32>) -> tensor<8x64xf32>
+  %m = "xla.mul"(%a, %b) : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %r = "xla.reduce"(%m, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = "xla.add"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "xla.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<8x64xf32>, tensor<f32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+func.func @exp_sum_neg_max(%a: tensor<8x64xf32>, %z: tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = "xla.exp"(%a) : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %r = "xla.reduce"(%e, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = "xla.add"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "xla.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<8x64xf32>, tensor<f32>) -> tensor<8xf32>
+  %n = "xla.neg"(%a) : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %m = "xla.reduce"(%n, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = "xla.max"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "xla.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<8x64xf32>, tensor<f32>) -> tensor<8xf32>
+  return %r, %m : tensor<8xf32>, tensor<8xf32>
 }
 
 func.func @features(%arg0: tensor<1x8x8x4xf32>, %arg1: tensor<3x3x4x8xf32>) -> tensor<1x8x8x8xf32> {
