@@ -632,7 +632,38 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool, save=None) ->
     results["info"]["iree_runtime"] = getattr(iree.runtime, "__version__", IREE_VERSION)
     bases = {rec["base"] for rec in manifest.get("forms", {}).values()}
     checked = {}        # base -> (section, rec, inputs, what to compare against), for the forms
-    for section in ("programs", "linalg", "workloads"):
+
+    def run_forms():
+        """The FORMS, each against its program's or workload's default form (run before)."""
+        for name, rec in manifest.get("forms", {}).items():
+            if rec["base"] not in checked or (only and name not in only and rec["base"] not in only):
+                continue
+            section, base, ins, want = checked[rec["base"]]
+            r = {"base": rec["base"], "question": rec["question"], "changes": rec["changes"],
+                 "default_device_s": results[section][rec["base"]]["xlair_device_s"]}
+            results["forms"][name] = r
+            if "xlair" not in rec:
+                r["status"] = "not compiled: " + rec.get("xlair_error", "")[:300]
+            else:
+                try:
+                    _, got, host, dev, again = _run_xlair(folder / rec["xlair"], target, ins)
+                    r.update(xlair_numpy_s=host, xlair_device_s=dev)
+                    bad, found = _problems(section, base, ins, got, again, want)
+                    r.update(found)
+                    r["status"] = _status(bad)
+                except Exception as e:  # noqa: BLE001
+                    r["status"] = f"failed: {type(e).__name__}: {str(e)[:400]}"
+            print(f"{name}: {r['status'][:100]}" + (f" {r['xlair_device_s'] * 1e3:.3f} ms against "
+                  f"{r['default_device_s'] * 1e3:.3f} ms" if "xlair_device_s" in r else ""), flush=True)
+            if save:
+                save(results)
+
+    # (linear algebra last: a run cut short by its device time has the workloads, the suite and
+    # the forms; the small 6x6 linear-algebra checks can run again with --only)
+    for section in ("workloads", "programs", "forms", "linalg"):
+        if section == "forms":
+            run_forms()
+            continue
         for name, rec in manifest.get(section, {}).items():
             if only and name not in only:
                 continue
@@ -678,28 +709,6 @@ def run_step(folder: pathlib.Path, only: set | None, vulkan: bool, save=None) ->
                   + (f" / XLA:GPU {r['jax_device_s'] * 1e3:.3f} ms" if "jax_device_s" in r else ""), flush=True)
             if save:
                 save(results)
-    for name, rec in manifest.get("forms", {}).items():
-        if rec["base"] not in checked or (only and name not in only and rec["base"] not in only):
-            continue
-        section, base, ins, want = checked[rec["base"]]
-        r = {"base": rec["base"], "question": rec["question"], "changes": rec["changes"],
-             "default_device_s": results[section][rec["base"]]["xlair_device_s"]}
-        results["forms"][name] = r
-        if "xlair" not in rec:
-            r["status"] = "not compiled: " + rec.get("xlair_error", "")[:300]
-        else:
-            try:
-                _, got, host, dev, again = _run_xlair(folder / rec["xlair"], target, ins)
-                r.update(xlair_numpy_s=host, xlair_device_s=dev)
-                bad, found = _problems(section, base, ins, got, again, want)
-                r.update(found)
-                r["status"] = _status(bad)
-            except Exception as e:  # noqa: BLE001
-                r["status"] = f"failed: {type(e).__name__}: {str(e)[:400]}"
-        print(f"{name}: {r['status'][:100]}" + (f" {r['xlair_device_s'] * 1e3:.3f} ms against "
-              f"{r['default_device_s'] * 1e3:.3f} ms" if "xlair_device_s" in r else ""), flush=True)
-        if save:
-            save(results)
     return results
 
 
