@@ -205,10 +205,30 @@ _CPUINFO_NAMES = {
 }
 
 
+#: LLVM's features that Linux's /proc/cpuinfo has no flag for, and the features that make them:
+#: AVX10.1 is Sapphire Rapids' AVX-512 set under one name (Intel's AVX10 specification: no
+#: instruction of its own), which LLVM's host detection names from CPUID where the CPU says it
+#: (seen on an Intel Xeon that LLVM calls rocketlake: "needs features this machine's CPU lacks:
+#: avx10.1" for an artifact compiled there with cpu='host')
+_IMPLIED = {
+    "avx10.1": ("avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw", "avx512ifma", "avx512vbmi",
+                "avx512vbmi2", "avx512bitalg", "avx512vnni", "avx512vpopcntdq", "avx512bf16", "avx512fp16"),
+}
+
+
+def features_from_cpuinfo(flags: set[str]) -> set[str]:
+    """LLVM's names of the CPU features Linux's flags say a CPU has (_CPUINFO_NAMES), and those
+    their union makes (_IMPLIED)."""
+    feats = {f for f in flags if f not in _SYSTEM}
+    feats.update(llvm for llvm, linux in _CPUINFO_NAMES.items() if linux in flags)
+    feats.update(name for name, parts in _IMPLIED.items() if feats.issuperset(parts))
+    return feats
+
+
 def host_from_cpuinfo() -> Needs:
-    """This machine's CPU features from /proc/cpuinfo, by LLVM's names (_CPUINFO_NAMES): every
-    LLVM feature whose flag Linux reports.  On x86-64 it holds every feature of IREE's `host`
-    resolution (tests/tools/test_cpus.py checks it against the compiler's probe)."""
+    """This machine's CPU features from /proc/cpuinfo, by LLVM's names (features_from_cpuinfo):
+    every LLVM feature whose flag Linux reports.  On x86-64 it holds every feature of IREE's
+    `host` resolution (tests/tools/test_cpus.py checks it against the compiler's probe)."""
     flags: set[str] = set()
     try:
         with open("/proc/cpuinfo") as f:
@@ -219,9 +239,7 @@ def host_from_cpuinfo() -> Needs:
                     break
     except OSError:
         pass
-    feats = {f for f in flags if f not in _SYSTEM}
-    feats.update(llvm for llvm, linux in _CPUINFO_NAMES.items() if linux in flags)
-    return Needs(f"{host_arch()}-unknown-linux", "host", tuple(sorted(feats)))
+    return Needs(f"{host_arch()}-unknown-linux", "host", tuple(sorted(features_from_cpuinfo(flags))))
 
 
 # ----------------------------------------------------------------------------------------

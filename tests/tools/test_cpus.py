@@ -102,6 +102,24 @@ def test_cpuinfo_names_every_feature_the_compiler_sees():
     assert "avx2" in cpuinfo.features and "sse4.2" in cpuinfo.features   # (every x86-64-v3 CPU)
 
 
+#: Linux's flags of a Sapphire Rapids core's AVX-512 (from its /proc/cpuinfo): the set Intel's
+#: AVX10.1 names, which Linux has no flag for
+SPR_AVX512 = {"avx512f", "avx512dq", "avx512ifma", "avx512cd", "avx512bw", "avx512vl", "avx512_bf16", "avx512vbmi",
+              "avx512_vbmi2", "avx512_vnni", "avx512_bitalg", "avx512_vpopcntdq", "avx512_fp16"}
+
+
+@pytest.mark.parametrize("dropped", [None, "avx512_fp16", "avx512_bf16", "avx512vbmi"])
+def test_avx10_1_is_read_off_the_avx512_set_it_names(dropped):
+    """LLVM's host detection names AVX10.1 where CPUID says it (seen: an Intel Xeon, an artifact
+    compiled there with cpu='host' refused by its own runtime without the compiler); Linux has
+    no flag for it, so the run side derives it from the AVX-512 features it stands for, all of
+    them (an Ice Lake lacks AVX512-FP16 and BF16, a Cooper Lake VBMI)."""
+    flags = {"avx", "avx2", "fma"} | (SPR_AVX512 - {dropped})
+    feats = cpus.features_from_cpuinfo(flags)
+    assert ("avx10.1" in feats) == (dropped is None), sorted(feats)
+    assert {"avx512f", "avx512vbmi2", "avx512vpopcntdq"} <= feats   # (the flags by LLVM's names)
+
+
 def test_artifact_records_triple_and_features(tmp_path):
     vmfb = compile_vmfb(_prog(), "cpu", cpu="x86-64-v3")
     need = _signature(vmfb)["cpu"]
