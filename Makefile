@@ -18,7 +18,7 @@ DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev gcc libc6-dev
 # uses its Python-built PJRT table (slower per call) and this says so.
 SHIM := python/xlair/pjrt/libxlair_pjrt_shim.so
 
-.PHONY: demo test status jax-tests fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
+.PHONY: demo test test-gpu-compile status jax-tests fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
 
 $(STAMP): pyproject.toml | $(SHIM)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,11 @@ test: system-deps $(STAMP)
 	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md || rc=1; \
 	  $(PY) -m xlair.tools.errors -o docs/errors.md || rc=1; \
 	  $(PY) tests/models/report.py --results build/test-results/models -o docs/models.md || rc=1; exit $$rc
+
+# The linear algebra's GPU compile checks for every GPU target (`make test` compiles each
+# function for one of CUDA and ROCm in turn: tests/xlair_testing.py gpu_cases).
+test-gpu-compile: system-deps $(STAMP)
+	XLAIR_GPU_COMPILE=all $(PY) -m pytest -n $(JOBS) tests/e2e/test_linalg_device.py -k compile
 
 # The StableHLO conformance suites through the importer and the CPU target (long: not part of
 # `make test`, which runs a sample); writes docs/conformance.md.

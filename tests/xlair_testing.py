@@ -25,6 +25,21 @@ def _e2e_targets() -> list[str]:
 E2E_TARGETS = _e2e_targets()
 
 
+#: the GPU compile checks of the linear algebra (tests/e2e/test_linalg_device.py) run for every
+#: GPU target with XLAIR_GPU_COMPILE=all (`make test-gpu-compile`); in `make test`, each case
+#: for one of them in turn (the whole matrix took 45 minutes of one core with a cold compile
+#: cache, a third of the suite's)
+GPU_COMPILE_ALL = os.environ.get("XLAIR_GPU_COMPILE") == "all"
+
+
+def gpu_cases(cases: list, gpus: tuple = ("cuda", "rocm")) -> list[tuple]:
+    """(case, gpu) pairs of a GPU compile check: every case for every GPU under
+    XLAIR_GPU_COMPILE=all, otherwise each case for one GPU, taking turns, so that every case
+    is compiled for a GPU and every GPU compiles its share."""
+    return [(c, g) for i, c in enumerate(cases) for j, g in enumerate(gpus)
+            if GPU_COMPILE_ALL or i % len(gpus) == j]
+
+
 def skip_if_unsupported(comp: xla.Computation, target: str) -> None:
     """pytest.skip with the stated reason when the computation uses something IREE cannot do on
     the target (the table `xlair.targets.LIMITATIONS`, listed in docs/status.md)."""

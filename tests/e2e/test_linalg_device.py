@@ -15,7 +15,7 @@ from xlair.computation import Computation
 from xlair.dialect.ir import context, ir, lock
 from xlair.dialect.types import Shape
 from xlair.lowering import pipeline
-from xlair_testing import E2E_TARGETS
+from xlair_testing import E2E_TARGETS, gpu_cases
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -346,8 +346,7 @@ def test_the_targets_table_names_what_is_expanded():
                 (target_name, types)
 
 
-@pytest.mark.parametrize("gpu", ["cuda", "rocm"])
-@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.parametrize("name,gpu", gpu_cases(sorted(FUNCTIONS)))
 def test_compiles_for_gpus(name, gpu):
     for dt in (np.float32, np.float64) + ((np.complex64,) if name in COMPLEX else ()):
         with jax.enable_x64(dt in (np.float64, np.complex128)):
@@ -520,8 +519,8 @@ def test_eig_on_vulkan(dt):
     _check_eig(a, got, want, 2e-4)
 
 
-@pytest.mark.parametrize("dt", [np.complex64, np.float32], ids=["c64", "f32"])
-@pytest.mark.parametrize("gpu", ["cuda", "rocm"])
+@pytest.mark.parametrize("dt,gpu", gpu_cases([np.complex64, np.float32]),
+                         ids=lambda v: v if isinstance(v, str) else np.dtype(v).name)
 def test_eig_and_schur_compile_for_gpus(gpu, dt):
     a = _mat((2, 4, 4), dt, 0)
     for fn in (jnp.linalg.eig, jnp.linalg.eigvals, lambda a: tuple(jax.lax.linalg.schur(a))):
