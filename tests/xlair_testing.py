@@ -27,8 +27,8 @@ E2E_TARGETS = _e2e_targets()
 
 #: the GPU compile checks of the linear algebra (tests/e2e/test_linalg_device.py) run for every
 #: GPU target with XLAIR_GPU_COMPILE=all (`make test-gpu-compile`); in `make test`, each case
-#: for one of them in turn (the whole matrix took 45 minutes of one core with a cold compile
-#: cache, a third of the suite's)
+#: for one of them in turn (the whole matrix took 47 minutes of one core with a cold compile
+#: cache, the largest single part of the suite)
 GPU_COMPILE_ALL = os.environ.get("XLAIR_GPU_COMPILE") == "all"
 
 
