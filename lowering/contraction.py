@@ -124,10 +124,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
         if not widen and _in_bf16x3(lw, cet):
             res = _bf16x3(named, a, b, init)
         else:
-            res = value_of(named(a, b, outs=[init]))
-            if has == (False, True, True):
-                _set_cpu_matmul_tiles(res.owner, *odims, k, cet)
-                _set_mma_tiles(res.owner, *odims, k, cet, acc)
+            res = _product(named, a, b, init, cet, acc)
         if widen and acc != et:
             res = barrier(res)
         res = convert_tensor(res, Shape(acc, odims), et)
@@ -193,10 +190,21 @@ def _bf16x3(named, a: ir.Value, b: ir.Value, init: ir.Value) -> ir.Value:
     (ahi, afin, alo), (bhi, bfin, blo) = _bf16_parts(a), _bf16_parts(b)
     res = init
     for x, y in ((alo, bfin), (afin, blo), (ahi, bhi)):
-        res = value_of(named(x, y, outs=[res]))
-        if named is linalg.matmul:
-            _set_mma_tiles(res.owner, *ir.RankedTensorType(res.type).shape, ir.RankedTensorType(x.type).shape[1],
-                           BF16, F32)
+        res = _product(named, x, y, res, BF16, F32)
+    return res
+
+
+def _product(named, a: ir.Value, b: ir.Value, init: ir.Value, et, acc) -> ir.Value:
+    """`named(a, b, outs=[init])`, its products in `et` summed in `acc`; a linalg.matmul
+    [m, k] x [k, n] gets the target's tile sizes where they divide it (the CPU's AVX2 tiles,
+    `_set_cpu_matmul_tiles`; the GPU's mma.sync tiles, `_set_mma_tiles`): the one place where a
+    product's tiles are decided."""
+    res = value_of(named(a, b, outs=[init]))
+    if named is linalg.matmul:
+        m, n = ir.RankedTensorType(res.type).shape
+        k = ir.RankedTensorType(a.type).shape[1]
+        _set_cpu_matmul_tiles(res.owner, m, n, k, et)
+        _set_mma_tiles(res.owner, m, n, k, et, acc)
     return res
 
 
@@ -397,9 +405,9 @@ def lower_conv(lw):
 
 
 def _conv_named(lw, op, x: ir.Value, w: ir.Value, acc: ir.Value, ct, st, rd) -> ir.Value:
-    """A named convolution of groups 1 (`op`) summed in `ct`, its F32 products as three BF16 products where
-    the op is computed so (`_in_bf16x3`: the tensor cores then run it, as XLA:GPU runs an F32
-    convolution at DEFAULT precision in TF32)."""
+    """A named convolution of groups 1 (`op`) summed in `ct`, its F32 products as three BF16
+    products where the op is computed so (`_in_bf16x3`: the tensor cores then run it, as
+    XLA:GPU runs an F32 convolution at DEFAULT precision in TF32)."""
     def conv(a, b, outs):
         return op(a, b, outs=outs, strides=st, dilations=rd)
     if _in_bf16x3(lw, ct):
@@ -446,8 +454,7 @@ def _conv_as_matmul(x, xs: Shape, w, ws: Shape, out: Shape, st, rd) -> ir.Value:
                       ["parallel"] * loops, lambda a, _o: a)[0]
     a = reshape(patches, [N * _prod(Q), _prod(K) * C])
     b = reshape(w, [_prod(K) * C, O])
-    res = value_of(linalg.matmul(a, b, outs=[fill(Shape(ct, [N * _prod(Q), O]), scalar_const(ct, 0))]))
-    _set_cpu_matmul_tiles(res.owner, N * _prod(Q), O, _prod(K) * C, ct)
+    res = _product(linalg.matmul, a, b, fill(Shape(ct, [N * _prod(Q), O]), scalar_const(ct, 0)), ct, ct)
     return reshape(res, out.dims)
 
 
