@@ -40,6 +40,24 @@ def gpu_cases(cases: list, gpus: tuple = ("cuda", "rocm")) -> list[tuple]:
             if GPU_COMPILE_ALL or i % len(gpus) == j]
 
 
+def iree_compiled(text: str, tgt, flags) -> bytes:
+    """What `xlair.compile.iree_compile` makes of a lowered module (an artifact, or the IR of
+    an earlier stage that flags such as `--compile-to=stream` ask for), kept in the test cache
+    by what IREE is given (the text, target, flags, the CPU they resolve to and IREE's
+    version): tests that compile a module as it is lowered, without compile_vmfb (a CUDA
+    module's stream IR, its loop form on the CPU backend), compile only when it changed.
+    Marked apart from compile_vmfb's entries, which hold only artifacts that passed its checks."""
+    from xlair.artifacts import cache_get, cache_put, seal
+    from xlair.compile import iree_compile, iree_input_key
+    flags = list(flags)
+    key = iree_input_key(text, tgt, flags + ["(iree_compile alone)"])
+    data = cache_get(key)
+    if data is None:
+        data = seal(iree_compile(text, tgt, flags))
+        cache_put(key, data)
+    return data[:-40]       # (without seal's digest and mark)
+
+
 def skip_if_unsupported(comp: xla.Computation, target: str) -> None:
     """pytest.skip with the stated reason when the computation uses something IREE cannot do on
     the target (the table `xlair.targets.LIMITATIONS`, listed in docs/status.md)."""

@@ -35,7 +35,7 @@ DATA_TILING_WORK = TARGETS["cpu"].desc.data_tiling_work
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
                    needs: cpus.Needs | None = None, work: int | None = None,
                    written: list[int] | None = None, stack: int | None = None,
-                   align: int | None = None, packed: list | None = None) -> str:
+                   align: int | None = None, packed: list | None = None, form: list[str] | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
     `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
     `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
@@ -46,7 +46,9 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
     assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT: the runtime passes arrays aligned so
     without a copy), `packed` the run [first, count] of argument leaves its entry point
     `main_packed` takes packed, and where it returns leaves of that run's shapes packed
-    (xlair.packed_entry.out_run), [first, count, out_first]."""
+    (xlair.packed_entry.out_run), [first, count, out_first], and `form` the pass options of the
+    form its loops were lowered in when it is not the first form (compile_vmfb's fallbacks:
+    "counted=off", "loops=host", "barriers=outside-loops"), which `Executable.form` reads."""
     sig = comp.program_shape
     d = {"name": comp.name, "params": [p.mlir_str() for p in sig.params],
          "result": sig.result.mlir_str(), "replicas": replicas}
@@ -64,6 +66,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["align"] = align
     if packed is not None:
         d["packed"] = packed
+    if form:
+        d["form"] = form
     return json.dumps(d)
 
 
@@ -88,8 +92,9 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
     with lock, context():
         module = ir.Module.parse(src.to_text(debug_info=True))
         work = heaviest_work(module)
-    opts = ([f"target={target(target_name).name}"] if target_name else []) + ([] if counted else ["counted=off"]) \
-        + ([] if device_loops else ["loops=host"]) + ([] if loop_barriers else ["barriers=outside-loops"]) \
+    form = ([] if counted else ["counted=off"]) + ([] if device_loops else ["loops=host"]) \
+        + ([] if loop_barriers else ["barriers=outside-loops"])
+    opts = ([f"target={target(target_name).name}"] if target_name else []) + form \
         + (["vectors=256"] if needs is not None and needs.arch == "x86_64" and "avx512f" not in needs.features else [])
     pipeline.run(module, "xla-to-iree-input" + (f"{{{' '.join(opts)}}}" if opts else ""))
     with lock, context():
@@ -117,7 +122,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None
         main.attributes["iree.reflection"] = ir.DictAttr.get(
             {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written, stack,
-                                                                align, packed))})
+                                                                align, packed, form))})
         return module
 
 
@@ -178,19 +183,20 @@ def _content_hash(tgt: Target, flags: list[str], *parts: str) -> str:
 
 
 def cache_key(comp: Computation, tgt: Target, flags: list[str], replicas: int) -> str:
-    """The artifact's content hash: the program, target, flags, replica count, xlair's own
-    source and the CPU the flags resolve to."""
-    return _content_hash(tgt, flags, str(comp), comp.name, tgt.name, "\0".join(flags), str(replicas),
-                         _source_hash())
+    """The artifact's content hash: the program, target and its description as it is now
+    (lowering/targets.py: one changed in the process, as make bench-gpu's forms do, lowers
+    differently), flags, replica count, xlair's own source and the CPU the flags resolve to."""
+    return _content_hash(tgt, flags, str(comp), comp.name, tgt.name, repr(tgt.desc), "\0".join(flags),
+                         str(replicas), _source_hash())
 
 
 def text_key(text: str, name: str, tgt: Target, options: dict, pack) -> str:
     """The hash of an artifact by the StableHLO text it was compiled from (xlair.jit's
-    compile_text): the text, its name, the target and the CPU its flags resolve to, the compile
-    options, the packed run asked for and xlair's own source."""
+    compile_text): the text, its name, the target, its description (see cache_key) and the CPU
+    its flags resolve to, the compile options, the packed run asked for and xlair's own source."""
     flags = tgt.compile_flags(options.get("arch") or options.get("cpu")) + list(options.get("flags", ()))
-    return _content_hash(tgt, flags, "stablehlo", text, name, tgt.name, repr(sorted(options.items())), repr(pack),
-                         _source_hash())
+    return _content_hash(tgt, flags, "stablehlo", text, name, tgt.name, repr(tgt.desc), repr(sorted(options.items())),
+                         repr(pack), _source_hash())
 
 
 #: what compile_vmfb checks of an artifact before it keeps it (its cache holds only artifacts

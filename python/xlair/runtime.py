@@ -91,6 +91,10 @@ class Executable:
             self.replicas = int(sig.get("replicas", 1))
             #: the estimated work of its heaviest op (lowering/cost.py), when the artifact says
             self.work = int(sig["work"]) if "work" in sig else None
+            #: the pass options of the form its loops were compiled in when IREE refused the
+            #: first or its VM would have failed on it (compile_vmfb's fallbacks: "counted=off",
+            #: "loops=host", "barriers=outside-loops"); () for the first form
+            self.form = tuple(sig.get("form", ()))
             if self.target.backend == "llvm-cpu":  # before IREE loads code this CPU cannot run
                 cpus.check_runnable(self._vmfb, sig.get("cpu"), f"the artifact {self.name!r}")
                 _check_stack(sig, self.name)

@@ -39,7 +39,7 @@ def _on_device(fn, *args) -> None:
 
 
 def _same(fn, *args, rtol=1e-6, atol=1e-6):
-    got = jax.tree_util.tree_leaves(xla.jit(fn, cache=False)(*args))    # (compiled here: see iree_takes_it)
+    got = jax.tree_util.tree_leaves(xla.jit(fn)(*args))
     want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
     assert len(got) == len(want)
     for g, w in zip(got, want):
@@ -160,21 +160,19 @@ CASES = {
 
 @pytest.fixture
 def iree_takes_it(monkeypatch):
-    """IREE compiles the device loops as they are: no compile fails (which would make
-    xlair.compile fall back to host loops)."""
-    import importlib
-    C = importlib.import_module("xlair.compile")
-    real, failures = C.iree_compile, []
+    """IREE compiles the device loops as they are: every executable the test loads is in the
+    first form of its loops (its signature names no fallback form, `Executable.form`: none
+    of IREE refusing a loop's form, its VM failing on one, or a rebuild at run time), whether
+    compiled now or found in the compile cache."""
+    from xlair import runtime
+    real, loaded = runtime.Executable.__init__, []
 
-    def watched(text, tgt, flags):
-        try:
-            return real(text, tgt, flags)
-        except xla.XlaError as e:
-            failures.append(str(e))
-            raise
-    monkeypatch.setattr(C, "iree_compile", watched)
+    def watched(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        loaded.append((self.name, self.form))
+    monkeypatch.setattr(runtime.Executable, "__init__", watched)
     yield
-    assert not failures, failures
+    assert loaded and not any(form for _, form in loaded), loaded
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -273,7 +271,7 @@ def test_while_of_another_form_index_out_of_range_in_own_state():
     the reference interpreter's."""
     comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "bicgstab_while.mlir").read_text())
     args = [np.float32(1e-6)] + [np.float32(v) for v in (1, 0.5, 1, 1, 1, 1, 1, 0.5, 1)] + [np.int32(0)]
-    got = xla.compile(comp, target="cpu", cache=False)(*args)
+    got = xla.compile(comp, target="cpu")(*args)
     for g, w in zip(got, xla.interpret(comp, *args)):
         np.testing.assert_array_equal(g, w)
 
@@ -353,7 +351,7 @@ def test_branch_yielding_a_tensor_twice_buffer_view_byte_length_exceeds_backing_
     Values by hand: x[0] < 2 picks the second branch (index 1 = true)."""
     comp = xla.from_stablehlo(_COND_YIELDING_TWICE)
     assert "flow.dispatch.region" in str(lower(comp, 1, "cpu"))
-    exe = xla.compile(comp, cache=False)
+    exe = xla.compile(comp)
     for x in (np.array([2.5, 0.5], np.float32), np.array([1.5, -3.0], np.float32)):
         got = exe(x)
         if x[0] < 2:
@@ -411,6 +409,8 @@ def test_compile_falls_back_to_host_loops_when_iree_refuses_one(monkeypatch):
     # the counted form refused, then the general form of its counted loops, still on the device
     # (refused too), then the loops on the host
     assert seen == [True, True, False]
+    # (its signature says which: the general form's own fallback, its loops on the host)
+    assert exe.form == ("counted=off", "loops=host")
     np.testing.assert_allclose(exe(*args), np.asarray(jax.jit(fn)(*args)), rtol=2e-5, atol=2e-5)
 
 
@@ -444,7 +444,7 @@ def test_jax_random_runs_as_one_dispatch_with_its_loops(iree_takes_it):
     assert len(re.findall(r"= flow\.dispatch\.region", main)) == 1
     assert "func.call" not in main
     assert f"{STACK_ATTR} = 65536" in text and '\\22stack\\22: 65536' in text
-    got = jax.tree_util.tree_leaves(xla.jit(fn, cache=False)(*args))
+    got = jax.tree_util.tree_leaves(xla.jit(fn)(*args))
     want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
@@ -469,7 +469,7 @@ def test_gru_scan_gradient_loops_run_on_task_workers_stacks(iree_takes_it, monke
     ask = int(re.search(STACK_ATTR + r" = (\d+)", text).group(1))
     assert 100352 <= ask < WORKER_STACK and f'\\22stack\\22: {ask}' in text
     monkeypatch.setattr(runtime, "INLINE_WORK", 0)        # every program on local-task
-    exe = C.compile(comp, cache=False)
+    exe = C.compile(comp)
     assert exe.driver == "local-task"
     got = exe(*jax.tree_util.tree_leaves(args))
     want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
@@ -580,9 +580,9 @@ def test_a_body_of_many_tiny_ops_runs_as_one_dispatch(iree_takes_it, monkeypatch
     w = x.T * 0.5
     text = str(lower(xla.from_jax(f, x, w), 1, "cpu"))
     assert text.count("flow.dispatch.region") == 1 and "linalg.matmul" not in text
-    monkeypatch.setattr(D, "SMALL_OP_WORK", 0)          # the bound alone: left to IREE
-    assert "linalg.matmul" in str(lower(xla.from_jax(f, x, w), 1, "cpu"))
-    monkeypatch.undo()
+    with monkeypatch.context() as m:    # (undoing this patch alone: not iree_takes_it's)
+        m.setattr(D, "SMALL_OP_WORK", 0)          # the bound alone: left to IREE
+        assert "linalg.matmul" in str(lower(xla.from_jax(f, x, w), 1, "cpu"))
     _same(f, x, w, rtol=1e-5, atol=1e-5)
 
 

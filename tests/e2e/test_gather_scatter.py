@@ -181,7 +181,7 @@ def test_scatter_of_many_updates_exceeded_stack_allocation_limit():
     want = x.copy()
     ok = (idx[:, 0] >= 0) & (idx[:, 0] < 100)
     np.add.at(want, idx[ok, 0], upd[ok])
-    np.testing.assert_array_equal(xla.compile(comp, target="cpu", cache=False)(x, idx, upd), want)
+    np.testing.assert_array_equal(xla.compile(comp, target="cpu")(x, idx, upd), want)
 
 
 def test_scatter_out_of_bounds_windows_skipped(covers, target):
@@ -363,8 +363,8 @@ def test_complex_scatter_getIntOrFloatBitWidth_in_setScatterLoweringConfig(monke
     comps = [xla.from_jax(f, a, idx) for f in fns]
     for comp in comps:
         for gpu in ("cuda", "rocm"):
-            assert compile_vmfb(comp, gpu, cache=False)[:8]
+            assert compile_vmfb(comp, gpu)[:8]
     monkeypatch.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, complex_scatter_dense=True))
     for f, comp in zip(fns, comps):
-        text = xla.compile(comp, "cpu", cache=False)
+        text = xla.compile(comp, "cpu")
         np.testing.assert_allclose(np.asarray(text(a, idx)), np.asarray(jax.jit(f)(a, idx)), rtol=1e-6, atol=1e-6)

@@ -5,10 +5,10 @@ import pytest
 
 import xlair as xla
 from xlair import ops as O
-from xlair.compile import alignment_of, compile_vmfb, iree_compile, lower, needs_of, program_flags
+from xlair.compile import alignment_of, compile_vmfb, lower, needs_of, program_flags
 from xlair.targets import target as xla_target
 from xlair.dialect.types import F32, S32, Shape
-from xlair_testing import comp_of
+from xlair_testing import comp_of, iree_compiled
 
 
 def test_exceeded_stack_allocation_limit_transposed_matmul(target):
@@ -209,11 +209,11 @@ def test_rocm_form_of_a_convolution_with_padded_features(f, precision):
     """The ROCm form (features padded to 16 and cut back), compiled for the CPU and run there
     (ROCm itself is compiled, not run here), against a numpy convolution: in F32 at HIGHEST,
     as three BF16 convolutions (a relative error near 1e-5) at DEFAULT."""
-    from xlair.compile import iree_compile, lower
+    from xlair.compile import lower
     from xlair.targets import target as find_target
     comp = _conv_nhwc(4, 12, 8, f, precision)
     cpu = find_target("cpu")
-    vmfb = iree_compile(str(lower(comp, 1, "rocm")), cpu, cpu.compile_flags(None))
+    vmfb = iree_compiled(str(lower(comp, 1, "rocm")), cpu, cpu.compile_flags(None))
     rng = np.random.default_rng(f)
     x = rng.standard_normal((4, 12, 12, 8)).astype(np.float32)
     w = rng.standard_normal((3, 3, 8, f)).astype(np.float32)
@@ -463,7 +463,7 @@ def test_streamable_op_expected_to_be_in_an_execution_region_random_gamma(target
     flags = program_flags(comp, tgt)
     text = str(lower(comp, 1, target, needs_of(tgt, flags), align=alignment_of(tgt, flags)))
     assert "scf.for" in text
-    iree_compile(text, tgt, flags)                   # the counted form, without the fallback
+    iree_compiled(text, tgt, flags)                  # the counted form, without the fallback
     np.testing.assert_allclose(xla.jit(f, target=target)(np.int32(42)), jax.jit(f)(np.int32(42)), rtol=1e-5)
 
 
@@ -477,7 +477,7 @@ def test_stream_yield_used_resource_not_listed_in_explicit_captures_complex_pad(
     import pathlib
     comp = xla.from_stablehlo((pathlib.Path(__file__).parent / "data" / "convolution_matrix_c64.mlir").read_text())
     x = np.array([1 + 2j], np.complex64)
-    np.testing.assert_array_equal(xla.compile(comp, target="cpu", cache=False)(x), xla.interpret(comp, x))
+    np.testing.assert_array_equal(xla.compile(comp, target="cpu")(x), xla.interpret(comp, x))
 
 
 @pytest.mark.parametrize("result", ["bf16", "f32"])
@@ -555,16 +555,16 @@ def test_complex_sum_getIntOrFloatBitWidth_in_ConvertToNVVMPass(monkeypatch):
             comps = [xla.from_jax(f, v, w) for f in fns]
             for comp in comps:
                 for gpu in ("cuda", "rocm", "vulkan"):
-                    assert compile_vmfb(comp, gpu, cache=False)[:8]
+                    assert compile_vmfb(comp, gpu)[:8]
             with monkeypatch.context() as m:
                 m.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, complex_sums_planar=True))
                 for f, comp in zip(fns, comps):
-                    got = xla.compile(comp, "cpu", cache=False)(v, w)
+                    got = xla.compile(comp, "cpu")(v, w)
                     tol = 1e-5 if dt == np.complex64 else 1e-12
                     np.testing.assert_allclose(np.asarray(got), np.asarray(jax.jit(f)(v, w)), rtol=tol, atol=tol)
     with jax.enable_x64(True):
         column = (rng.standard_normal((4, 1)) + 1j * rng.standard_normal((4, 1))).astype(np.complex128)
-        assert compile_vmfb(xla.from_jax(lambda a: tuple(jnp.linalg.qr(a)), column), "cuda", cache=False)[:8]
+        assert compile_vmfb(xla.from_jax(lambda a: tuple(jnp.linalg.qr(a)), column), "cuda")[:8]
 
 
 def test_rocm_small_batch_matmul_ValueHandleBase_AddToUseList(monkeypatch):
@@ -586,14 +586,14 @@ def test_rocm_small_batch_matmul_ValueHandleBase_AddToUseList(monkeypatch):
     matmul = xla.from_jax(lambda x, y: jnp.matmul(x, y, precision="highest"), *prods[0])
     eigh = xla.from_jax(jnp.linalg.eigvalsh, sym)
     for comp in (matmul, eigh):
-        assert compile_vmfb(comp, "rocm", cache=False)[:8]
+        assert compile_vmfb(comp, "rocm")[:8]
     with monkeypatch.context() as m:
         m.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, batch_m_multiple=4))
         for x, y in prods:
             comp = xla.from_jax(lambda x, y: jnp.matmul(x, y, precision="highest"), x, y)
-            got = np.asarray(xla.compile(comp, "cpu", cache=False)(x, y))
+            got = np.asarray(xla.compile(comp, "cpu")(x, y))
             np.testing.assert_allclose(got, np.matmul(x.astype(np.float64), y), rtol=1e-5, atol=1e-5)
-        got = np.asarray(xla.compile(eigh, "cpu", cache=False)(sym))
+        got = np.asarray(xla.compile(eigh, "cpu")(sym))
         np.testing.assert_allclose(got, np.linalg.eigvalsh(sym.astype(np.float64)), rtol=1e-4, atol=1e-4)
 
 
@@ -620,7 +620,7 @@ def test_fused_sum_failed_to_get_neutral_element_or_failed_to_distribute(gpu, mo
     x = np.zeros((8, 64), np.float32)
     for name, f in sums.items():
         comp = xla.from_jax(f, x)
-        assert compile_vmfb(comp, gpu, cache=False)[:8], name
+        assert compile_vmfb(comp, gpu)[:8], name
         if name in ("exp_sum", "max_neg"):
             module = lower(comp, 1, gpu)
             with lock, context():

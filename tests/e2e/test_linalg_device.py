@@ -533,4 +533,4 @@ def test_eigvals_failed_to_solve_for_timepoint_coverage_cuda():
     IREE's 'failed to solve for timepoint coverage'; the counted form with host loops is right
     (compile_vmfb tries it after the general form's own fallbacks; docs/iree-limits.md)."""
     a = _mat((2, 6, 6), np.float32, 6)
-    assert compile_vmfb(xla.from_jax(jnp.linalg.eigvals, a), "cuda", cache=False)[:8]
+    assert compile_vmfb(xla.from_jax(jnp.linalg.eigvals, a), "cuda")[:8]

@@ -8,14 +8,14 @@ import pytest
 
 from xlair import F32, S32, Shape
 from xlair import ops as O
-from xlair.compile import iree_compile, lower
+from xlair.compile import lower
 from xlair.dialect.ir import context, lock
 from xlair.lowering.control_flow import CHUNK_ATTR
 from xlair.lowering.device_loops import THREAD_ATTR, THREAD_MAX_BYTES
 from xlair.lowering.targets import CUDA
 from xlair.runtime import Executable
 from xlair.targets import target
-from xlair_testing import comp_of
+from xlair_testing import comp_of, iree_compiled
 
 #: y's elements: past one GPU thread's state (the thread form's bound), so the loop stays on
 #: the host
@@ -86,7 +86,7 @@ def test_chunked_while_meaning_on_the_cpu_backend():
     0 to 20 trips, none of the wasted trips of a chunk seen."""
     comp = _doubling()
     cpu = target("cpu")
-    exe = Executable(iree_compile(_lowered(comp, "cuda"), cpu, cpu.compile_flags()), "cpu")
+    exe = Executable(iree_compiled(_lowered(comp, "cuda"), cpu, cpu.compile_flags()), "cpu")
     for y, limit, (want_y, trips) in _cases():
         got_y, got_trips = exe(y, limit)
         assert int(got_trips) == trips, (limit, int(got_trips), trips)
@@ -95,4 +95,4 @@ def test_chunked_while_meaning_on_the_cpu_backend():
 
 def test_chunked_while_compiles_for_cuda():
     cuda = target("cuda")
-    assert iree_compile(_lowered(_doubling(), "cuda"), cuda, cuda.compile_flags())
+    assert iree_compiled(_lowered(_doubling(), "cuda"), cuda, cuda.compile_flags())

@@ -25,7 +25,7 @@ def _per_element(comp) -> bool:
 
 def _check(comp, *args):
     want = xla.interpret(comp, *args)
-    got = xla.compile(comp, target="cpu", cache=False)(*args)
+    got = xla.compile(comp, target="cpu")(*args)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         np.testing.assert_array_equal(g, w)
 
@@ -62,7 +62,7 @@ def test_element_loops_run_together(dims, lanes):
     (loop,) = [ln for ln in text.splitlines() if "scf.while" in ln]
     assert loop.split("->", 1)[1].count("f32") == lanes and loop.split("->", 1)[1].count("i32") == 1
     x = np.random.default_rng(lanes).standard_normal(dims).astype(np.float32)
-    exe = Executable(compile_vmfb(comp, "cpu", cache=False, device_loops=device_loops), "cpu")
+    exe = Executable(compile_vmfb(comp, "cpu", device_loops=device_loops), "cpu")
     for g, w in zip(exe(x), xla.interpret(comp, x)):
         np.testing.assert_array_equal(g, w)
 
@@ -193,7 +193,7 @@ def _assert_counted(comp, target="cpu", no_loop=False):
 
 def _close(comp, *args):
     want = xla.interpret(comp, *args)
-    got = xla.compile(comp, target="cpu", cache=False)(*args)
+    got = xla.compile(comp, target="cpu")(*args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
 
@@ -265,7 +265,7 @@ def test_counted_loop_other_stepped_scalars_are_host_values():
     t = rng.standard_normal((50, 4)).astype(np.float32)
     for j0 in (-20, 4):
         want = xla.interpret(comp, np.int32(j0), np.ones(4, np.float32), t)
-        got = xla.compile(comp, target="cpu", cache=False)(np.int32(j0), np.ones(4, np.float32), t)
+        got = xla.compile(comp, target="cpu")(np.int32(j0), np.ones(4, np.float32), t)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])        # j0 + 27
         np.testing.assert_allclose(got[2], want[2], rtol=1e-5)
@@ -346,5 +346,5 @@ def test_c128_reductions_in_a_counted_loop_start_from_their_initial_value(form, 
     with jax.enable_x64(True):
         f = lambda x: jax.lax.fori_loop(0, trips, body, x)          # noqa: E731
         want = np.asarray(jax.jit(f)(a))
-        got = np.asarray(xla.jit(f, cache=False)(a))
+        got = np.asarray(xla.jit(f)(a))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())

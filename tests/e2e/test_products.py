@@ -9,9 +9,10 @@ import pytest
 import xlair as xla
 from xlair import BF16, F32, Shape
 from xlair import ops as O
-from xlair.compile import iree_compile, lower
+from xlair.compile import lower
 from xlair.dialect.ir import context, lock
 from xlair.targets import target as find_target
+from xlair_testing import iree_compiled
 
 
 def _product(m, k, n, precision=None, et=F32, preferred=None):
@@ -30,7 +31,7 @@ def _lowered(comp, tgt: str) -> str:
 def _run_form(comp, tgt: str, *args):
     """The module lowered for `tgt`, compiled for the CPU and run there."""
     cpu = find_target("cpu")
-    return np.asarray(xla.Executable(iree_compile(_lowered(comp, tgt), cpu, cpu.compile_flags()), "cpu")(*args))
+    return np.asarray(xla.Executable(iree_compiled(_lowered(comp, tgt), cpu, cpu.compile_flags()), "cpu")(*args))
 
 
 def _bf16(x):

@@ -10,12 +10,13 @@ import sys
 import numpy as np
 import pytest
 
-from xlair.compile import iree_compile, lower
+from xlair.compile import lower
 from xlair.dialect.ir import context, lock
 from xlair.lowering.device_loops import THREAD_ATTR
 from xlair.runtime import Executable
 from xlair.targets import target
 from xlair.vmcode import host_reads
+from xlair_testing import iree_compiled
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
 
@@ -39,7 +40,7 @@ def _lowered(comp, tgt: str, device_loops: bool = True) -> str:
 
 def _stream(text: str, tgt: str) -> str:
     t = target(tgt)
-    return iree_compile(text, t, t.compile_flags() + ["--compile-to=stream"]).decode()
+    return iree_compiled(text, t, t.compile_flags() + ["--compile-to=stream"]).decode()
 
 
 def test_host_reads_counts_a_loops_condition():
@@ -67,7 +68,7 @@ def test_gpu_loop_form_runs_right_on_the_cpu_backend(name):
     from model_compare import mismatches, reference
     prog, fn, args, comp = _program(name)
     cpu = target("cpu")
-    exe = Executable(iree_compile(_lowered(comp, "cuda"), cpu, cpu.compile_flags()), "cpu")
+    exe = Executable(iree_compiled(_lowered(comp, "cuda"), cpu, cpu.compile_flags()), "cpu")
     got = exe(*[np.asarray(a) for a in jax.tree_util.tree_leaves(args)])
     got = [np.asarray(g) for g in (got if isinstance(got, tuple) else (got,))]
     assert not mismatches(prog, got, reference(prog, fn, args))
@@ -86,7 +87,7 @@ def test_stream_async_alloca_illegal_and_failed_to_bufferize_thread_loops_cuda()
     text = _lowered(comp, "cuda")
     assert text.count(THREAD_ATTR) >= 12
     cuda = target("cuda")
-    assert iree_compile(text, cuda, cuda.compile_flags())
+    assert iree_compiled(text, cuda, cuda.compile_flags())
     reads = host_reads(_stream(text, "cuda"))
     on_host = host_reads(_stream(_lowered(comp, "cuda", device_loops=False), "cuda"))
     assert reads[0] < on_host[0] and reads[1] < on_host[1], (reads, on_host)     # (12, 8) against (20, 14)

@@ -171,6 +171,33 @@ def test_cache_hits_and_rebuilds_corrupt_entries(tmp_path, monkeypatch):
     assert cache_get(key) == vmfb
 
 
+def test_a_target_description_changed_in_the_process_misses_the_cache(tmp_path, monkeypatch):
+    """A target's description changed in the process (as make bench-gpu's forms change CUDA's,
+    lowering/targets.py) lowers a program differently: it gets an artifact of its own, not the
+    one cached for the description as it was (the key held the target's name alone, and the
+    second compile returned the first artifact).  Its sum is numpy's."""
+    import dataclasses
+    import xlair.lowering.targets as lt
+    from xlair.compile import lower
+    from xlair.runtime import Executable
+    from xlair_testing import scalar_computation
+    monkeypatch.setenv("XLAIR_CACHE_DIR", str(tmp_path))
+    b = xla.Builder("csum")
+    x = b.parameter(0, Shape(xla.C64, (8,)))
+    O.reduce(x, O.constant(b, np.complex64(0)), scalar_computation("add", xla.C64), [0])
+    comp = b.build()
+    fused = compile_vmfb(comp)
+    monkeypatch.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, complex_sums_planar=True))
+    planar_text = str(lower(comp, 1, "cpu"))
+    monkeypatch.setitem(lt.DESCRIPTIONS, "cpu", lt.CPU)
+    assert str(lower(comp, 1, "cpu")) != planar_text          # (the description matters)
+    monkeypatch.setitem(lt.DESCRIPTIONS, "cpu", dataclasses.replace(lt.CPU, complex_sums_planar=True))
+    planar = compile_vmfb(comp)
+    assert planar != fused
+    v = (np.arange(8) + 1j * np.arange(8, 0, -1)).astype(np.complex64)
+    np.testing.assert_allclose(Executable(planar, "cpu")(v), np.sum(v), rtol=1e-6)
+
+
 def test_one_executable_from_many_threads():
     exe = xla.compile(axpy())
     xs = np.arange(8, dtype=np.float32)
@@ -600,6 +627,8 @@ def test_lowering_makes_no_failed_dialect_imports(monkeypatch):
     lookups (dialect/ir.py): lowering a program again looks for no module."""
     import sys
     from xlair.compile import lower
+    from xlair.runtime import Executable
+    from xlair_testing import scalar_computation
     comp = axpy()
     lower(comp, 1, "cpu")
     looked = []
