@@ -160,7 +160,7 @@ FORMS = {
 @contextlib.contextmanager
 def _described(target: str, fields: dict):
     """The target's description with some fields changed, while the block runs (the lowering
-    reads it through registry.options() as it runs)."""
+    reads it through registry.options() as it runs; the compile cache's key holds it)."""
     import xlair.lowering.targets as lt
     saved = lt.DESCRIPTIONS[target]
     lt.DESCRIPTIONS[target] = dataclasses.replace(saved, **fields)
@@ -184,7 +184,7 @@ def _compile_forms(out: pathlib.Path, manifest: dict, made: dict, target: str, a
         t = time.perf_counter()
         try:
             with _described(target, form.fields):
-                data = compile_vmfb(made[form.base], target, arch=arch, cache=False, flags=list(form.flags),
+                data = compile_vmfb(made[form.base], target, arch=arch, flags=list(form.flags),
                                     **form.keywords)
             (out / file).write_bytes(data)
             rec["xlair"] = file
