@@ -116,70 +116,6 @@ class Form:
     fields: dict = dataclasses.field(default_factory=dict)
     keywords: dict = dataclasses.field(default_factory=dict)
     flags: tuple = ()
-    #: (threads, elements a thread) of element-wise dispatches (elementwise_spec), or ()
-    elementwise: tuple = ()
-
-
-def elementwise_spec(threads: int, per_thread: int) -> str:
-    """A transform-dialect library for IREE's `--iree-codegen-transform-dialect-library` that
-    gives every dispatch's 1-D all-parallel `linalg.generic` with an element-wise body
-    `threads` threads a workgroup and `per_thread` elements a thread, in IREE's TileAndFuse
-    pipeline.  IREE 3.13's own choice for such an op on CUDA is one subgroup, 32 threads of 4
-    elements (setTileAndFuseLoweringConfig takes the subgroup size when the work divides); the
-    `compilation_info` a producer sets on an element-wise op is lost when IREE fuses it with
-    another, and `--iree-codegen-tuning-spec-path` is not passed to CUDA's code generation
-    (docs/iree-limits.md): this library runs on each dispatch after fusion, in
-    MaterializeUserConfigs, for every GPU target.  Element-wise ops of more dimensions reach
-    code generation collapsed to one.  An op of fewer elements than a workgroup's (IREE's
-    copies of a few elements into a strided slice failed: "tiling of level Thread failed", 22
-    dispatches of random_distributions) and a generic with a loop in its body (xlair's thread
-    form of a loop) keep IREE's choice; with both rules the 41 programs of the real-program
-    suite compile for CUDA."""
-    return f"""module @xlair_elementwise attributes {{transform.with_named_sequence}} {{
-  transform.named_sequence @annotate(%op: !transform.any_op {{transform.readonly}},
-                                     %config: !transform.any_param {{transform.readonly}}) {{
-    transform.annotate %op "compilation_info" = %config : !transform.any_op, !transform.any_param
-    transform.yield
-  }}
-  transform.named_sequence @match_elementwise(%op: !transform.any_op {{transform.readonly}})
-      -> (!transform.any_op, !transform.any_param) {{
-    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
-    %matched = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {{
-    ^bb0(%s: !transform.any_op):
-      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
-      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi eq %rank, %one : !transform.param<i64>
-      transform.match.structured.dim %s[all] parallel : !transform.any_op
-      %size = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
-      %tile = transform.param.constant {threads * per_thread} : i64 -> !transform.param<i64>
-      transform.match.param.cmpi ge %size, %tile : !transform.param<i64>
-      transform.match.structured.body %s elementwise : !transform.any_op
-      transform.match.structured.yield %s : !transform.any_op
-    }}
-    %config = transform.param.constant #iree_codegen.compilation_info<
-      lowering_config = #iree_gpu.lowering_config<{{workgroup = [{threads * per_thread}], thread = [{per_thread}]}}>,
-      translation_info = #iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse>
-        workgroup_size = [{threads}, 1, 1] subgroup_size = 32>> -> !transform.any_param
-    transform.yield %matched, %config : !transform.any_op, !transform.any_param
-  }}
-  transform.named_sequence @__kernel_config(%func: !transform.any_op {{transform.consumed}}) -> !transform.any_op {{
-    %res = transform.foreach_match in %func @match_elementwise -> @annotate : (!transform.any_op) -> !transform.any_op
-    transform.yield %res : !transform.any_op
-  }}
-}}
-"""
-
-
-def elementwise_flag(folder: pathlib.Path, threads: int, per_thread: int) -> str:
-    """The IREE flag that applies elementwise_spec(threads, per_thread), its file written in
-    `folder` under a name holding its content's hash (the compile cache's key holds the flag)."""
-    import hashlib
-    text = elementwise_spec(threads, per_thread)
-    path = folder / f"elementwise-{threads}x{per_thread}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.mlir"
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return f"--iree-codegen-transform-dialect-library={path.resolve()}"
 
 
 FORMS = {
@@ -215,14 +151,14 @@ FORMS = {
         "transformer_encoder_grad", "IREE's aggressive dispatch fusion (fewer, larger dispatches) on a real "
         "program, against its default", flags=("--iree-dispatch-creation-enable-aggressive-fusion",)),
     "elementwise_f32@threads=256x4": Form(
-        "elementwise_f32", "256 threads a workgroup, 4 elements each (elementwise_spec), against IREE's "
-        "32 threads of 4", elementwise=(256, 4)),
+        "elementwise_f32", "256 threads a workgroup, 4 elements each (xlair.targets.elementwise_spec), against IREE's "
+        "32 threads of 4", fields={"elementwise_threads": (256, 4)}),
     "elementwise_f32@threads=256x8": Form(
         "elementwise_f32", "256 threads a workgroup, 8 elements each, against IREE's 32 threads of 4",
-        elementwise=(256, 8)),
+        fields={"elementwise_threads": (256, 8)}),
     "transformer_encoder_grad@threads=256x4": Form(
         "transformer_encoder_grad", "the same 256 threads of 4 on a real program's element-wise dispatches",
-        elementwise=(256, 4)),
+        fields={"elementwise_threads": (256, 4)}),
     "softmax_f32@no-reduction-vector-distribution": Form(
         "softmax_f32", "IREE's tile-and-fuse reduction code (one thread a row's slice), against its "
         "vector-distribute reduction (the default: one 32-thread workgroup a row)",
@@ -251,15 +187,13 @@ def _compile_forms(out: pathlib.Path, manifest: dict, made: dict, target: str, a
     for name, form in FORMS.items():
         if form.base not in made or (only and name not in only and form.base not in only):
             continue
-        flags = list(form.flags) + ([elementwise_flag(out / "specs", *form.elementwise)] if form.elementwise else [])
         rec: dict = {"base": form.base, "question": form.question,
-                     "changes": {**form.fields, **form.keywords, **({"flags": list(form.flags)} if form.flags else {}),
-                                 **({"elementwise": list(form.elementwise)} if form.elementwise else {})}}
+                     "changes": {**form.fields, **form.keywords, **({"flags": list(form.flags)} if form.flags else {})}}
         file = name.replace("@", ".").replace("=", "-") + ".vmfb"
         t = time.perf_counter()
         try:
             with _described(target, form.fields):
-                data = compile_vmfb(made[form.base], target, arch=arch, flags=flags, **form.keywords)
+                data = compile_vmfb(made[form.base], target, arch=arch, flags=list(form.flags), **form.keywords)
             (out / file).write_bytes(data)
             rec["xlair"] = file
         except xla.XlaError as e:

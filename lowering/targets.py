@@ -147,6 +147,15 @@ class TargetDescription:
     #: H200: 1.12 ms against XLA:GPU's 0.35).  Other tiles are measured against it by `make
     #: bench-gpu` (bench/bench_gpu.py FORMS) before one is the default
     mma_tiles: tuple | None = None
+    #: (threads a workgroup, elements a thread) of a GPU's element-wise dispatches: the 1-D
+    #: all-parallel generics of at least a workgroup's elements whose body is element-wise
+    #: (python/xlair/targets.py elementwise_spec, a transform-dialect library IREE applies to
+    #: each dispatch after fusion).  None: IREE's own choice, on CUDA one 32-thread subgroup of
+    #: 4 elements (IREE 3.13's setTileAndFuseLoweringConfig; tanh(x)*y+exp(-x*x) on 64M F32 on
+    #: the H200: 0.94 ms against XLA:GPU's 0.31).  `make bench-gpu` measures 256x4 and 256x8
+    #: against it (bench/bench_gpu.py FORMS) before one is the default.  The lowering does not
+    #: read it; it is an IREE flag of the target (Target.compile_flags)
+    elementwise_threads: tuple | None = None
 
 
 #: Data tiling (IREE packs a contraction's operands into tiles for its micro-kernels) only for

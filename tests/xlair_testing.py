@@ -47,7 +47,7 @@ def iree_compiled(text: str, tgt, flags) -> bytes:
     version): tests that compile a module as it is lowered, without compile_vmfb (a CUDA
     module's stream IR, its loop form on the CPU backend), compile only when it changed.
     Marked apart from compile_vmfb's entries, which hold only artifacts that passed its checks."""
-    from xlair.artifacts import cache_get, cache_put, seal
+    from xlair.artifacts import cache_get, cache_put, seal, unseal
     from xlair.compile import iree_compile, iree_input_key
     flags = list(flags)
     key = iree_input_key(text, tgt, flags + ["(iree_compile alone)"])
@@ -55,7 +55,7 @@ def iree_compiled(text: str, tgt, flags) -> bytes:
     if data is None:
         data = seal(iree_compile(text, tgt, flags))
         cache_put(key, data)
-    return data[:-40]       # (without seal's digest and mark)
+    return unseal(data)
 
 
 def skip_if_unsupported(comp: xla.Computation, target: str) -> None:

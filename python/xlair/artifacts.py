@@ -13,6 +13,9 @@ import threading
 import warnings
 
 _SEAL = b"XLAIRSHA"
+#: the bytes after the IREE module in an artifact (seal) and in a MAC'd cache entry: a
+#: 32-byte digest and an 8-byte mark
+_TRAILER = 40
 
 
 def iree_version() -> str:
@@ -34,9 +37,19 @@ def seal(vmfb: bytes) -> bytes:
 def is_sealed(data: bytes) -> bool | None:
     """True: an intact xlair artifact; False: xlair's mark with a wrong digest (corrupt or
     truncated); None: no mark (not written by xlair, or cut short)."""
-    if len(data) <= 40 or not data.endswith(_SEAL):
+    if len(data) <= _TRAILER or not data.endswith(_SEAL):
         return None
-    return hashlib.sha256(data[:-40]).digest() == data[-40:-8]
+    return hashlib.sha256(unseal(data)).digest() == _digest(data)
+
+
+def unseal(data: bytes) -> bytes:
+    """The IREE module of an artifact (or of a MAC'd cache entry): its bytes before the trailer."""
+    return data[:-_TRAILER]
+
+
+def _digest(data: bytes) -> bytes:
+    """The digest in the trailer of an artifact or a MAC'd cache entry."""
+    return data[-_TRAILER:-len(_SEAL)]
 
 
 def cache_dir() -> pathlib.Path:
@@ -193,8 +206,8 @@ def _read(name: str, key: bytes | None) -> bytes | None:
         data = f.read()
     if key is None:
         return data
-    if len(data) >= 40 and data.endswith(_MAC) and hmac.compare_digest(data[-40:-8], _mac(key, name, data[:-40])):
-        return data[:-40]
+    if len(data) >= _TRAILER and data.endswith(_MAC) and hmac.compare_digest(_digest(data), _mac(key, name, unseal(data))):
+        return unseal(data)
     _warn(path.parent, "mac", f"not using the entry {path.name} of the compile cache {path.parent}: its MAC does not "
                               f"verify with the cache key (written without it, with another key, or under another "
                               f"name); it is computed again instead")
@@ -296,7 +309,7 @@ _MAX_FILES = 256
 
 
 def _remember(data: bytes, path: pathlib.Path) -> None:
-    digest = data[-40:-8]
+    digest = _digest(data)
     _FILES.pop(digest, None)
     _FILES[digest] = path
     if len(_FILES) > _MAX_FILES:
@@ -330,7 +343,7 @@ def cache_put(key: str, vmfb: bytes) -> None:
         return                      # never write where it would not be read
     path = cache_dir() / f"{key}.vmfb"
     marked = vmfb.endswith(_SEAL)       # (the digest is only a name here: _link compares the bytes)
-    src = _FILES.get(vmfb[-40:-8]) if marked else None
+    src = _FILES.get(_digest(vmfb)) if marked else None
     if src is not None and src != path and _link(src, path, vmfb):
         return
     write_atomic(path, vmfb)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pathlib
 import re
+import tempfile
+import threading
 
 from xlair.dialect.checks import XlaError
 from xlair.dialect.core import functions
@@ -23,7 +26,7 @@ from .computation import Computation
 from .device import IMPORT_BYTES, layout
 from .runtime import Executable
 from .targets import ALIASES, TARGETS, Target, TargetLimitation, check_supported, target  # noqa: F401
-from .targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT
+from .targets import ALIGNMENT_FLAG, CPU_BUFFER_ALIGNMENT, SPEC_SCHEME, TRANSFORM_LIBRARY_FLAG, spec_text
 
 #: the CPU's data tiling threshold (lowering/targets.py), by the name tests and bench/ use
 DATA_TILING_WORK = TARGETS["cpu"].desc.data_tiling_work
@@ -210,7 +213,7 @@ def iree_input_key(text: str, tgt: Target, flags: list[str]) -> str:
     source changes every `cache_key`, but most programs lower to the same text: their
     artifacts are found by this key."""
     return _content_hash(tgt, flags, "iree-input", text, tgt.name, "\0".join(flags), iree_version(),
-                         ARTIFACT_CHECKS)
+                         ARTIFACT_CHECKS, *map(spec_text, _library_names(flags)))
 
 
 # ----------------------------------------------------------------------------------------
@@ -219,10 +222,45 @@ def iree_input_key(text: str, tgt: Target, flags: list[str]) -> str:
 def iree_compile(text: str, tgt: Target, flags: list[str]) -> bytes:
     """Run IREE's compiler in a child process (a crash there cannot take Python down)."""
     from iree.compiler import tools
+    flags = _with_library_files(flags)
     try:
         return tools.compile_str(text, target_backends=[tgt.backend], extra_args=flags)
     except tools.CompilerToolError as e:
         raise XlaError(f"IREE could not compile for {tgt.name}: {_errors(str(e))}") from None
+
+
+_LIBRARY = TRANSFORM_LIBRARY_FLAG + SPEC_SCHEME
+_libraries: dict[str, str] = {}         # a library's name -> its file (in _library_dir)
+_library_dir: list = []                 # the process's private folder of them, once made
+_library_lock = threading.Lock()
+
+
+def _library_names(flags: list[str]) -> list[str]:
+    """The names of the target's own transform-dialect libraries the flags name
+    (targets.SPEC_SCHEME)."""
+    return [f[len(_LIBRARY):] for f in flags if f.startswith(_LIBRARY)]
+
+
+def _with_library_files(flags: list[str]) -> list[str]:
+    """The flags with each of xlair's libraries named by its file: written into a folder of
+    this process's own (tempfile: mode 0700), removed at exit.  A library the caller names
+    itself replaces the target's (IREE takes one)."""
+    names = _library_names(flags)
+    if not names:
+        return flags
+    if any(f.startswith(TRANSFORM_LIBRARY_FLAG) and not f.startswith(_LIBRARY) for f in flags):
+        return [f for f in flags if not f.startswith(_LIBRARY)]
+    with _library_lock:
+        for name in names:
+            path = _libraries.get(name)
+            if path is None or not os.path.isfile(path):
+                if not _library_dir:
+                    _library_dir.append(tempfile.TemporaryDirectory(prefix="xlair-libraries-"))
+                path = os.path.join(_library_dir[0].name, f"{name}.mlir")
+                with open(path, "w") as f:
+                    f.write(spec_text(name))
+                _libraries[name] = path
+    return [TRANSFORM_LIBRARY_FLAG + _libraries[f[len(_LIBRARY):]] if f.startswith(_LIBRARY) else f for f in flags]
 
 
 _FRAME = re.compile(r"^#\d+ 0x[0-9a-f]+ (.*)$")

@@ -32,6 +32,9 @@ class Target:
             out.extend(cpus.flags_for(chip))        # with the triple of a cross-compiled chip
         elif self.arch_flag and chip and self.device_target(chip) is None:
             out.append(f"{self.arch_flag}={chip}")
+        threads = self.desc.elementwise_threads
+        if threads and self.backend != "llvm-cpu":
+            out.append(f"{TRANSFORM_LIBRARY_FLAG}{SPEC_SCHEME}elementwise-{threads[0]}x{threads[1]}")
         return out
 
     def default_chip(self) -> str:
@@ -91,6 +94,74 @@ VULKAN_FLAGS = ("--iree-hal-indirect-command-buffers=false",)
 #: it were the same within the noise (bench/NOTES.md).
 CPU_BUFFER_ALIGNMENT = 16
 ALIGNMENT_FLAG = "--iree-stream-resource-min-offset-alignment"
+
+#: The IREE flag naming a transform-dialect library (a file, its entry point `@__kernel_config`).
+#: A target's own libraries are named in its flags by SPEC_SCHEME and a name (spec_text):
+#: xlair.compile.iree_compile writes each into a folder private to the process and passes its
+#: path.  The compile cache's keys hold the name, the same in every process, and IREE reads no
+#: file another user could have written (a library is code IREE runs on the program).
+TRANSFORM_LIBRARY_FLAG = "--iree-codegen-transform-dialect-library="
+SPEC_SCHEME = "xlair-spec:"
+
+
+def elementwise_spec(threads: int, per_thread: int) -> str:
+    """The transform-dialect library of a target's `elementwise_threads` (lowering/targets.py),
+    for IREE's `--iree-codegen-transform-dialect-library`: it gives every dispatch's 1-D all-parallel `linalg.generic` with an element-wise body
+    `threads` threads a workgroup and `per_thread` elements a thread, in IREE's TileAndFuse
+    pipeline.  IREE 3.13's own choice for such an op on CUDA is one subgroup, 32 threads of 4
+    elements (setTileAndFuseLoweringConfig takes the subgroup size when the work divides); the
+    `compilation_info` a producer sets on an element-wise op is lost when IREE fuses it with
+    another, and `--iree-codegen-tuning-spec-path` is not passed to CUDA's code generation
+    (docs/iree-limits.md): this library runs on each dispatch after fusion, in
+    MaterializeUserConfigs, for every GPU target.  Element-wise ops of more dimensions reach
+    code generation collapsed to one.  An op of fewer elements than a workgroup's (IREE's
+    copies of a few elements into a strided slice failed: "tiling of level Thread failed", 22
+    dispatches of random_distributions) and a generic with a loop in its body (xlair's thread
+    form of a loop) keep IREE's choice; with both rules the 41 programs of the real-program
+    suite compile for CUDA."""
+    return f"""module @xlair_elementwise attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @annotate(%op: !transform.any_op {{transform.readonly}},
+                                     %config: !transform.any_param {{transform.readonly}}) {{
+    transform.annotate %op "compilation_info" = %config : !transform.any_op, !transform.any_param
+    transform.yield
+  }}
+  transform.named_sequence @match_elementwise(%op: !transform.any_op {{transform.readonly}})
+      -> (!transform.any_op, !transform.any_param) {{
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %matched = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {{
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %one : !transform.param<i64>
+      transform.match.structured.dim %s[all] parallel : !transform.any_op
+      %size = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %tile = transform.param.constant {threads * per_thread} : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %size, %tile : !transform.param<i64>
+      transform.match.structured.body %s elementwise : !transform.any_op
+      transform.match.structured.yield %s : !transform.any_op
+    }}
+    %config = transform.param.constant #iree_codegen.compilation_info<
+      lowering_config = #iree_gpu.lowering_config<{{workgroup = [{threads * per_thread}], thread = [{per_thread}]}}>,
+      translation_info = #iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse>
+        workgroup_size = [{threads}, 1, 1] subgroup_size = 32>> -> !transform.any_param
+    transform.yield %matched, %config : !transform.any_op, !transform.any_param
+  }}
+  transform.named_sequence @__kernel_config(%func: !transform.any_op {{transform.consumed}}) -> !transform.any_op {{
+    %res = transform.foreach_match in %func @match_elementwise -> @annotate : (!transform.any_op) -> !transform.any_op
+    transform.yield %res : !transform.any_op
+  }}
+}}
+"""
+
+
+def spec_text(name: str) -> str:
+    """The text of the library a target's flags name `SPEC_SCHEME + name`."""
+    kind, _, size = name.partition("-")
+    threads, _, per_thread = size.partition("x")
+    if kind != "elementwise" or not threads.isdigit() or not per_thread.isdigit():
+        raise XlaError(f"no transform-dialect library of xlair's is named {name!r}")
+    return elementwise_spec(int(threads), int(per_thread))
+
 
 TARGETS = {
     "cpu": Target("cpu", "llvm-cpu", "local-task",

@@ -2,7 +2,13 @@
 lowering/contraction.py): on CUDA and ROCm as three BF16 products summed in F32 (what tensor
 cores run), unless the precision config asks HIGHEST; on the CPU in F32.  The CUDA form is
 compiled for the CPU and run there (its speed is measured on a GPU: bench/bench_gpu.py),
-against numpy in float64, and against one BF16 product, which the three must beat by far."""
+against numpy in float64, and against one BF16 product, which the three must beat by far.
+The GPU tiles a target's description may ask for (mma_tiles, elementwise_threads) reach
+IREE's CUDA code."""
+import os
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
@@ -13,6 +19,8 @@ from xlair.compile import lower
 from xlair.dialect.ir import context, lock
 from xlair.targets import target as find_target
 from xlair_testing import iree_compiled
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _product(m, k, n, precision=None, et=F32, preferred=None):
@@ -201,6 +209,61 @@ def test_mma_tiles_reach_iree(monkeypatch, tmp_path):
                  flags=[f"--iree-hal-dump-executable-intermediates-to={tmp_path}"])
     kernels = "".join(p.read_text() for p in tmp_path.glob("*.optimized.ll"))
     assert '"nvvm.maxntid"="256,1,1"' in kernels and "mma.m16n8k16" in kernels
+
+
+def test_elementwise_threads_give_cuda_element_wise_dispatches_their_threads(monkeypatch, tmp_path):
+    """A target's elementwise_threads (lowering/targets.py; measured against IREE's own choice
+    by make bench-gpu before one is a default): IREE's CUDA code for a fused element-wise
+    dispatch (tanh(x)*y + exp(-x*x) on 64x1024, collapsed to one dimension) has the 256
+    threads asked for (IREE's own choice: 32), with 128-bit loads.  A loop in xlair's thread
+    form (while_loop_collatz: a generic whose body is the loop) and an op of fewer elements
+    than a workgroup's (IREE's copies of a few elements into a strided slice failed to tile
+    so) keep IREE's choice.  The library is named in the flags, the same in every process (the
+    compile cache's key), and given to IREE as a file of the process's own."""
+    import dataclasses
+    import re
+
+    import jax.numpy as jnp
+    import xlair.lowering.targets as lt
+    from xlair.compile import _with_library_files, compile_vmfb
+    from xlair.lowering.device_loops import THREAD_ATTR
+    from xlair.targets import TRANSFORM_LIBRARY_FLAG
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    try:
+        from model_programs import PROGRAMS
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "models"))
+    x = np.ones((64, 1024), np.float32)
+    small = np.ones(64, np.float32)
+    fn, args = PROGRAMS["while_loop_collatz"].make()
+    programs = {"elementwise": xla.jit(lambda x, y: jnp.tanh(x) * y + jnp.exp(-x * x), target="cuda").lower(x, x),
+                "collatz": xla.jit(fn, target="cuda").lower(*args),
+                "small": xla.jit(lambda x, y: jnp.tanh(x) * y, target="cuda").lower(small, small)}
+
+    def threads(name: str, asked: tuple | None) -> tuple[list, str]:
+        dump = tmp_path / f"{name}-{asked}"
+        with monkeypatch.context() as m:
+            m.setitem(lt.DESCRIPTIONS, "cuda", dataclasses.replace(lt.CUDA, elementwise_threads=asked))
+            compile_vmfb(programs[name], "cuda", flags=[f"--iree-hal-dump-executable-intermediates-to={dump}"])
+        code = "".join(p.read_text() for p in sorted(dump.glob("*.optimized.ll")))
+        return re.findall(r'"nvvm.maxntid"="(\d+),1,1"', code), code
+    assert threads("elementwise", None)[0] == ["32"]
+    got, code = threads("elementwise", (256, 4))
+    assert got == ["256"] and "load <4 x float>" in code
+    with lock, context():
+        assert THREAD_ATTR in str(lower(programs["collatz"], 1, "cuda"))
+    assert threads("collatz", (256, 4))[0] == threads("collatz", None)[0] == ["32"]
+    assert threads("small", (256, 4))[0] == threads("small", None)[0] != ["256"]
+    # the flags name the library; IREE gets a file of this process's own, with its text
+    monkeypatch.setitem(lt.DESCRIPTIONS, "cuda", dataclasses.replace(lt.CUDA, elementwise_threads=(256, 8)))
+    named = [f for f in find_target("cuda").compile_flags() if f.startswith(TRANSFORM_LIBRARY_FLAG)]
+    assert named == [TRANSFORM_LIBRARY_FLAG + "xlair-spec:elementwise-256x8"]
+    (given,) = [f for f in _with_library_files(named) if f.startswith(TRANSFORM_LIBRARY_FLAG)]
+    path = pathlib.Path(given[len(TRANSFORM_LIBRARY_FLAG):])
+    assert path.stat().st_uid == os.getuid() and path.parent.stat().st_mode & 0o077 == 0
+    assert "workgroup = [2048], thread = [8]" in path.read_text()
+    # a library the caller names replaces the target's own
+    assert _with_library_files(named + [TRANSFORM_LIBRARY_FLAG + "/x.mlir"]) == [TRANSFORM_LIBRARY_FLAG + "/x.mlir"]
 
 
 def test_mma_tiles_unset_leave_iree_its_choice():

@@ -121,51 +121,6 @@ def test_forms_compiled_and_timed_against_the_default(tmp_path, monkeypatch):
     assert "## Forms compared" in text and "| mlp_forward@products=bf16x3 | BF16 products on the CPU | ok |" in text
 
 
-def test_elementwise_spec_gives_cuda_element_wise_dispatches_their_threads(tmp_path):
-    """The forms' element-wise library (bench_gpu.elementwise_spec): IREE's CUDA code for a
-    fused element-wise dispatch (tanh(x)*y + exp(-x*x) on 64x1024, collapsed to one dimension)
-    has the 256 threads asked for (IREE's own choice: 32), with 128-bit loads; a loop in
-    xlair's thread form (while_loop_collatz: a generic whose body is the loop) keeps IREE's
-    choice.  The library's file is named by its content, as the compile cache's key sees it."""
-    import re
-
-    import jax.numpy as jnp
-    import xlair as xla
-    from xlair.compile import compile_vmfb, lower
-    from xlair.dialect.ir import context, lock
-    from xlair.lowering.device_loops import THREAD_ATTR
-    sys.path.insert(0, str(ROOT / "tests" / "models"))
-    try:
-        from model_programs import PROGRAMS
-    finally:
-        sys.path.remove(str(ROOT / "tests" / "models"))
-    bg = _bench_gpu()
-    flag = bg.elementwise_flag(tmp_path / "specs", 256, 4)
-    assert flag == bg.elementwise_flag(tmp_path / "specs", 256, 4) != bg.elementwise_flag(tmp_path / "specs", 256, 8)
-    x = np.ones((64, 1024), np.float32)
-    fn, args = PROGRAMS["while_loop_collatz"].make()
-    programs = {"elementwise": xla.jit(lambda x, y: jnp.tanh(x) * y + jnp.exp(-x * x), target="cuda").lower(x, x),
-                "collatz": xla.jit(fn, target="cuda").lower(*args)}
-
-    def threads(name: str, flags: list) -> list:
-        dump = tmp_path / f"{name}-{len(flags)}"
-        compile_vmfb(programs[name], "cuda", cache=False,
-                     flags=flags + [f"--iree-hal-dump-executable-intermediates-to={dump}"])
-        code = "".join(p.read_text() for p in sorted(dump.glob("*.optimized.ll")))
-        return re.findall(r'"nvvm.maxntid"="(\d+),1,1"', code), code
-    assert threads("elementwise", [])[0] == ["32"]
-    got, code = threads("elementwise", [flag])
-    assert got == ["256"] and "load <4 x float>" in code
-    with lock, context():
-        assert THREAD_ATTR in str(lower(programs["collatz"], 1, "cuda"))
-    assert threads("collatz", [flag])[0] == threads("collatz", [])[0] == ["32"]
-    # an op of fewer elements than a workgroup's keeps IREE's choice (its copies of a few
-    # elements into a strided slice failed to tile so)
-    small = np.ones(64, np.float32)
-    programs["small"] = xla.jit(lambda x, y: jnp.tanh(x) * y, target="cuda").lower(small, small)
-    assert threads("small", [flag])[0] == threads("small", [])[0] != ["256"]
-
-
 def _ar(members: dict) -> bytes:
     """An ar archive (a Debian package's outer format) of the given members."""
     out = b"!<arch>\n"
