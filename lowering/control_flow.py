@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 import xlair.dialect.ops  # noqa: F401
-from xlair.dialect.core import functions
+from xlair.dialect.core import find_function, functions
 from xlair.dialect.ir import arith, func, ir, passmanager, scf, tensor
 from xlair.dialect.types import Shape, is_tensor
 
+from .cost import op_work
 from .registry import (Anchor, affine_map, barrier, builtin_leaves, const_int, defining_op, empty, extract_scalar,
-                       fill, from_builtin_leaves, generic, index, lowers, nested_ops, options, scalar_const,
-                       splice_region, to_builtin)
+                       fill, from_builtin_leaves, generic, has_effects, index, lowers, nested_ops, options,
+                       scalar_const, splice_region, to_builtin)
 from .scalar import emit_region
 
 
@@ -643,12 +644,112 @@ def _branch(block, region, operand, out: Shape):
         anchor.done()
 
 
+#: the work (lowering/cost.py op_work, all branches together) up to which a Conditional
+#: computes every branch and selects its results element-wise (`_selected`), instead of
+#: branching on the host.  A host branch reads its predicate back from a GPU (a round trip),
+#: and IREE 3.13's VM passed one buffer to two block arguments where a branch yields two
+#: results of one allocation (iree-org/iree#24753: "%r2 may be null", every form failed on
+#: CUDA, ROCm and Vulkan for the JVP of a lax.switch; docs/iree-limits.md).  XLA's
+#: ConditionalToSelect does the same for cheap branches
+SELECT_MAX_WORK = 1 << 16
+
+
+def _branch_work(ops, seen: set) -> int | None:
+    """The work of a branch's ops (their regions and the functions they call included), or
+    None where a branch may not be computed when not taken: a While (it may not end), an
+    effect (lowering/registry.py has_effects)."""
+    work = 0
+    for o in ops:
+        o = getattr(o, "operation", o)
+        if o.name == "xla.while" or has_effects(o):
+            return None
+        if o.name == "xla.call":
+            callee = ir.FlatSymbolRefAttr(o.attributes["computation"]).value
+            f = find_function(o, callee)
+            if f is None or callee in seen:
+                return None
+            inner = _branch_work(f.regions[0].blocks[0].operations, seen | {callee})
+            if inner is None:
+                return None
+            work += inner
+        elif o.name.startswith("xla."):
+            work += op_work(o)
+        for region in o.regions:
+            for block in region.blocks:
+                inner = _branch_work(block.operations, seen)
+                if inner is None:
+                    return None
+                work += inner
+    return work
+
+
+_SELECT = "xlair.select"
+
+
+def _selectable(op: ir.Operation) -> bool:
+    """Whether a Conditional (its branches still `xla` ops) is small, without effects or
+    loops, and has more than one branch and no token result."""
+    if len(op.regions) < 2 or any(s.is_token for s in Shape.from_mlir(op.results[0].type).leaves()):
+        return False
+    work = 0
+    for region in op.regions:
+        w = _branch_work(region.blocks[0].operations, set())
+        if w is None:
+            return False
+        work += w
+    return work <= SELECT_MAX_WORK
+
+
+def mark_select_conditionals(module: ir.Module) -> None:
+    """Before the patterns run (they lower a branch's ops, its loops included, before the
+    Conditional itself): every `_selectable` Conditional gets `xlair.select`."""
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name == "xla.conditional" and _selectable(op):
+            op.attributes[_SELECT] = ir.UnitAttr.get()
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+
+
+def _selected(lw, regions, operands, out: Shape) -> list[ir.Value]:
+    """A Conditional marked by mark_select_conditionals as every branch computed and its
+    results chosen element-wise by the branch index (an index out of range takes the last
+    branch, as the spec's does)."""
+    results = []
+    for region, operand in zip(regions, operands):
+        anchor = Anchor()
+        (res,) = splice_region(region, [operand], anchor.op)
+        anchor.done()
+        results.append(builtin_leaves(res, out))
+    pick = to_builtin(lw.value("branch_index"))
+    is_pred = lw.shape("branch_index").element_type.is_pred
+    chosen = []
+    for k, s in enumerate(out.leaves()):
+        n = len(s.dims)
+        ident, scalar = affine_map(n, list(range(n))), affine_map(n, [])
+
+        def body(i, *vals):
+            if is_pred:                              # (true, false)
+                return arith.select(i, vals[0], vals[1])
+            v = vals[-2]                             # the last branch: any other index
+            for j in range(len(vals) - 3, -1, -1):
+                k_ = arith.constant(i.type, ir.IntegerAttr.get(i.type, j))
+                v = arith.select(arith.cmpi(arith.CmpIPredicate.eq, i, k_), vals[j], v)
+            return v
+        leaves = [r[k] for r in results]
+        chosen.append(generic([pick] + leaves, [scalar] + [ident] * len(leaves), [empty(s)], [ident],
+                              ["parallel"] * n, body)[0])
+    return chosen
+
+
 @lowers("xla.conditional")
 def lower_conditional(lw):
     out = lw.result_shape
     types = [s.builtin_mlir() for s in out.leaves()]
     regions = lw.args["branch_computations"]
     operands = lw.args["branch_operands"]
+    if _SELECT in lw.op.attributes:
+        return from_builtin_leaves(_selected(lw, regions, operands, out), out)
     sel = extract_scalar(lw.value("branch_index"))
     if lw.shape("branch_index").element_type.is_pred:        # (true, false)
         op = scf.IfOp(sel, types, has_else=True)

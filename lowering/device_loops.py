@@ -766,7 +766,7 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
                 r.replace_all_uses_with(v)
             o.erase()
         elif o.name == "scf.yield" and getattr(o.parent, "name", None) == "scf.if":
-            _distinct_yields(o)
+            _distinct_yields(o, loop)
         else:
             for region in o.regions:
                 for b in region.blocks:
@@ -779,17 +779,22 @@ def _scalarize_block(block: ir.Block, loop: ir.Operation, kept: list) -> None:
                 d.erase()
 
 
-def _distinct_yields(o: ir.Operation) -> None:
-    """A branch of an scf.if in a dispatch region yields each tensor once: a tensor it yields
-    again is yielded as a copy.  IREE 3.13 miscompiled a branch (the else branch) that yielded
-    one tensor as two results of a dispatch region that also had a scalar result: the module
-    failed at run time with "buffer view byte length 8 exceeds backing buffer byte length 4"
-    (jax.grad of jax.grad through lax.cond, lax_control_flow_test's testCondGrad2)."""
+def _distinct_yields(o: ir.Operation, loop: ir.Operation) -> None:
+    """A branch of an scf.if in a dispatch region yields each tensor once, and only tensors the
+    region makes: a tensor it yields again, or one from outside `loop` (a parameter, a
+    constant), is yielded as a copy.  IREE 3.13 miscompiled a branch (the else branch) that
+    yielded one tensor as two results of a dispatch region that also had a scalar result: the
+    module failed at run time with "buffer view byte length 8 exceeds backing buffer byte
+    length 4" (jax.grad of jax.grad through lax.cond, lax_control_flow_test's testCondGrad2).
+    A branch yielding a parameter while the other yields a tensor the dispatch made failed to
+    compile, "incompatible buffer types on then/else branches" (IREE's bufferization: a
+    binding's buffer and a local one are in different memory spaces; the JVP of lax.switch,
+    lax_control_flow_test's testSwitchJVP)."""
     seen = set()
     for k, v in enumerate(list(o.operands)):
         if not is_tensor(v.type):
             continue
-        if v in seen:
+        if v in seen or not _within(v, loop):
             with ir.InsertionPoint(o), o.location:
                 o.operands[k] = _copy(v, empty(v.type))
         seen.add(v)

@@ -52,10 +52,12 @@ def as_index(s: ir.Value) -> ir.Value:
 
 
 def _offsets(lw, sizes):
+    """The clamped starts, as indices; a constant 0 where the slice spans its dimension (the
+    clamp's range is [0, 0]), so that a full-size slice or update folds away."""
     operand = lw.shape("operand")
     starts = lw.value("start_indices")
     types = [s.element_type for s in lw.shape("start_indices")]
-    return [as_index(clamp_start(to_i64(extract_scalar(v), et), d - z, I64Arith(et)))
+    return [index(0) if d == z else as_index(clamp_start(to_i64(extract_scalar(v), et), d - z, I64Arith(et)))
             for v, et, d, z in zip(starts, types, operand.dims, sizes)]
 
 
@@ -87,7 +89,7 @@ def lower_dynamic_update_slice(lw):
         n = len(sizes)
         if 0 in sizes:
             return lw.value("operand")
-        if n == 0:
+        if sizes == list(lw.shape("operand").dims):     # (every start clamps to 0: n == 0 too)
             return lw.value("update")
 
         def body(x, _o):

@@ -37,20 +37,21 @@ import re
 from typing import Callable
 
 from xlair.dialect.checks import XlaError
-from xlair.dialect.core import all_ops, find_function, functions, location_str, lookup
+from xlair.dialect.core import all_ops, functions, location_str
 from xlair.dialect.ir import context, ir, lock, passmanager, rewrite
 from xlair.dialect.types import is_tensor, Shape
 
 from . import libm, linalg_expand, patterns, registry  # noqa: F401  (patterns: registers every family's lowerings)
 from .contraction import fold_transpose_of_dot, mark_own_products
-from .control_flow import chunk_host_loops, even_out_loops, mark_counted_loops, uneven_loops_to_cfg, unwrap_read_loop_results
+from .control_flow import (chunk_host_loops, even_out_loops, mark_counted_loops, mark_select_conditionals,
+                           uneven_loops_to_cfg, unwrap_read_loop_results)
 from .bindings import split_wide_fusions
 from .device_loops import device_loops
 from .dynamic import dynamic_sizes as run_dynamic
 from .host_scalars import fold_host_scalars
 from .loops import elementwise_loops as run_loops
-from .registry import (Options, TARGET_NAMES, builtin_type, cast, inline_body, running_with, tuple_leaves,
-                       tuple_rebuild)
+from .registry import (Options, TARGET_NAMES, builtin_type, cast, has_effects, inline_body, running_with,
+                       tuple_leaves, tuple_rebuild)
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {}
 #: the options every xlair pass takes, with their values
@@ -91,36 +92,12 @@ def _erase_dead(op, rewriter):
     return False
 
 
-def _effects_in(op, seen: set) -> bool:
-    """Whether running `op` (its regions and the functions it calls) has an effect beyond its
-    results: a side-effecting op (CustomCall, Infeed, Send, Rng..., ...) or a collective."""
-    found = []
-
-    def visit(o):
-        o = getattr(o, "operation", o)
-        d = lookup(o.name)
-        if d is not None and (d.side_effecting or d.family == "collectives"):
-            found.append(o)
-            return ir.WalkResult.INTERRUPT
-        if o.name == "xla.call":
-            callee = ir.FlatSymbolRefAttr(o.attributes["computation"]).value
-            if callee not in seen:
-                seen.add(callee)
-                f = find_function(o, callee)
-                if f is None or _effects_in(f, seen):
-                    found.append(o)
-                    return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
-    return bool(found)
-
-
 def _erase_dead_code(op, rewriter):
     """An op nothing reads and that has no effect is dropped (MLIR cannot tell for xla ops, as
     they are not registered with it).  For a While this is XLA's while-loop simplifier: JAX's
     LU (lu_factor, det, slogdet) computes a permutation it never reads, and xlair runs a While
     on the host, one synchronisation per iteration."""
-    if any(True for r in op.results for _ in r.uses) or _effects_in(op, set()):
+    if any(True for r in op.results for _ in r.uses) or has_effects(op):
         return True
     rewriter.erase_op(op)
     return False
@@ -189,6 +166,47 @@ def inline_single_calls(module: ir.Module) -> None:
             continue
         inline_body(call, block)
         f.erase()
+
+
+def unread_call_operands(module: ir.Module) -> bool:
+    """After canonicalization: a call's operand that its private callee never reads becomes a
+    `tensor.empty` of its type; whether any did.  JAX's scans call
+    `dynamic_update_index_in_dim` to write a row of a stacked result; when the stack has one
+    row the write replaces it all, canonicalization drops the callee's read of the old value,
+    and a While that passes its state only there never reads that state.  Seen through the
+    call, xlair keeps such a loop even for IREE (even_out_loops); unseen, IREE 3.13's own
+    inlining and canonicalization made the loop uneven past xlair's pipeline and its stream
+    conversion crashed (ScfWhileOpConversion, "iree-compile crashed in ConvertToStreamPass":
+    the second-order gradient of a `lax.scan(..., unroll=2)` over three steps, loops on the
+    host; docs/iree-limits.md)."""
+    funcs = functions(module)
+    unread: dict[str, list[int]] = {}
+    for name, f in funcs.items():
+        if "sym_visibility" in f.attributes and ir.StringAttr(f.attributes["sym_visibility"]).value == "private" \
+                and len(f.regions[0].blocks) == 1:
+            args = f.regions[0].blocks[0].arguments
+            unread[name] = [i for i, a in enumerate(args) if not any(True for _ in a.uses)]
+    calls = []
+
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            for i in unread.get(callee, ()):
+                t = op.operands[i].type
+                if is_tensor(t) and ir.RankedTensorType(t).has_static_shape:
+                    calls.append((op, i))
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    changed = False
+    for op, i in calls:
+        v = op.operands[i]
+        if getattr(v.owner, "name", None) == "tensor.empty":
+            continue
+        with ir.InsertionPoint(op), op.location:
+            op.operands[i] = registry.empty(v.type)
+        changed = True
+    return changed
 
 
 @register_pass("xla-simplify")
@@ -310,6 +328,7 @@ def to_linalg(module: ir.Module) -> None:
     dynamic_sizes(module)
     elementwise_loops(module)
     mark_counted_loops(module)
+    mark_select_conditionals(module)
     mark_own_products(module)
     _legalize_signatures(module)
     ps = rewrite.RewritePatternSet()
@@ -333,6 +352,8 @@ def to_linalg(module: ir.Module) -> None:
     rewrite.apply_patterns_and_fold_greedily(module, libm.f64_patterns())
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")
     pm.run(module.operation)
+    if unread_call_operands(module):
+        pm.run(module.operation)
     unwrap_read_loop_results(module)
     copies = even_out_loops(module)
     if registry.options().desc.device_loops and registry.options().loops == "device":

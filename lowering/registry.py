@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from xlair.dialect.checks import XlaError
-from xlair.dialect.core import OpDef, location_str, lookup
+from xlair.dialect.core import OpDef, find_function, location_str, lookup
 from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import is_tensor, ElementType, Shape
 
@@ -337,6 +337,31 @@ def affine_map(n_dims: int, exprs: Sequence) -> ir.AffineMap:
         else:
             out.append(e)
     return ir.AffineMap.get(n_dims, 0, out)
+
+
+def has_effects(op, seen: set | None = None) -> bool:
+    """Whether running `op` (its regions and the functions it calls) has an effect beyond its
+    results: a side-effecting op (CustomCall, Infeed, Send, Rng..., ...) or a collective."""
+    found = []
+    seen = set() if seen is None else seen
+
+    def visit(o):
+        o = getattr(o, "operation", o)
+        d = lookup(o.name)
+        if d is not None and (d.side_effecting or d.family == "collectives"):
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        if o.name == "xla.call":
+            callee = ir.FlatSymbolRefAttr(o.attributes["computation"]).value
+            if callee not in seen:
+                seen.add(callee)
+                f = find_function(o, callee)
+                if f is None or has_effects(f, seen):
+                    found.append(o)
+                    return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return bool(found)
 
 
 def generic(inputs: Sequence[ir.Value], input_maps: Sequence[ir.AffineMap], outs: Sequence[ir.Value],

@@ -429,6 +429,85 @@ def test_region_successor_needs_inputs_while_overwriting_state_in_a_loop(target)
     np.testing.assert_allclose(xla.compile(comp, target=target)(x), acc, rtol=1e-6)
 
 
+@pytest.mark.parametrize("loops", ["device", "host"])
+def test_crashed_in_convert_to_stream_pass_while_overwriting_state_through_a_call(target, loops):
+    """JAX's lax_control_flow_test testScanHigherOrderDifferentiation_unroll2 under the PJRT
+    plugin: the second-order gradient of a `lax.scan(..., unroll=2)` over three steps stacks
+    its residuals in one-row tensors, written each trip by JAX's `dynamic_update_index_in_dim`,
+    a function called from several places.  A one-row write replaces the whole tensor, but the
+    clamp of its start hid that from canonicalization and the call hid it from the loop, so
+    xlair left the While even; IREE 3.13 inlined the call, dropped the unread state from the
+    loop's `before` region and crashed: "iree-compile crashed (Error code: -11) in
+    ConvertToStreamPass" (ScfWhileOpConversion).  Now a start clamped to [0, 0] is the constant
+    0, a call's operand its callee never reads is a tensor.empty, and the loop is the uneven
+    one xlair evens out (and turns into branches on the host)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    @jax.jit
+    def put(buf, row, i):
+        return lax.dynamic_update_index_in_dim(buf, row, i, 0)
+
+    def prog(x, n):
+        def body(s):
+            i, acc, a, b = s
+            acc = jnp.sin(acc) + 1.0
+            return i + 1, acc, put(a, acc, i), put(b, acc * 2.0, i)
+        z = jnp.zeros((1, 2), jnp.float32)
+        return lax.while_loop(lambda s: s[0] * s[0] < n, body, (0, x, z, z))
+    x, n = np.array([0.5, 1.5], np.float32), np.int32(3)
+    want = jax.tree_util.tree_leaves(jax.jit(prog, backend="cpu")(x, n))
+    comp = xla.jit(prog, target=target).lower(x, n)
+    text = str(lower(comp, 1, target, device_loops=loops == "device"))
+    if "flow.dispatch.region" not in text:      # (a device loop has the calls inlined)
+        # the writes' callee reads no old value, and is given none
+        import re
+        passed = re.findall(r"call @put\w*\((%\w+),", text)
+        assert len(passed) == 2 and all(re.search(rf"{v} = tensor\.empty\(\) : tensor<1x2xf32>", text)
+                                        for v in passed), text
+    exe = xla.Executable(compile_vmfb(comp, target, device_loops=loops == "device"), target)
+    for g, w in zip(exe(x, n), want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("form", ["select", "branch"])
+def test_incompatible_buffer_types_on_then_else_branches_switch_yielding_a_parameter(target, form, monkeypatch):
+    """JAX's lax_control_flow_test testSwitchJVP under the PJRT plugin: the JVP of a
+    `lax.switch` whose first branch returns its operand twice, `(x, x)`.
+    - As branches (form "branch": control_flow.SELECT_MAX_WORK 0), the CPU's program is one
+      dispatch region; its branch yielded the parameter itself while the others yield tensors
+      the dispatch makes, and IREE's bufferization failed: "incompatible buffer types on
+      then/else branches" (a binding's buffer and a local one).  The branch now yields copies.
+    - With the branches on the host (CUDA, ROCm, Vulkan), IREE's VM passed one buffer to two
+      block arguments (iree-org/iree#24753): every form failed.  A conditional this small now
+      computes every branch and selects (form "select", the default), on every target."""
+    import jax
+    from jax import lax
+    import xlair.lowering.control_flow as cf
+    if form == "branch":
+        if target != "cpu":
+            pytest.skip("branches on the host meet iree-org/iree#24753 (the select form is the workaround)")
+        monkeypatch.setattr(cf, "SELECT_MAX_WORK", 0)
+
+    def branch(x):
+        y = 2 * x
+        return y, 2 * y
+    branches = [lambda x: (x, x), branch, lambda x: (x, -x)]
+
+    def prog(i, x, t):
+        return jax.jvp(lambda x: lax.switch(i, branches, x), (x,), (t,))
+    for i in (0, 1, 2):
+        args = (np.int32(i), np.float32(1.7), np.float32(0.5))
+        want = jax.tree_util.tree_leaves(jax.jit(prog, backend="cpu")(*args))
+        comp = xla.jit(prog, target=target).lower(*args)
+        text = str(lower(comp, 1, target))
+        assert ("scf.if" in text) == (form == "branch"), text
+        # (the compile cache's key does not hold SELECT_MAX_WORK)
+        got = xla.Executable(compile_vmfb(comp, target, cache=form == "select"), target)(*args)
+        np.testing.assert_allclose(np.array(got, np.float32), np.array(want, np.float32), rtol=1e-6)
+
+
 def test_region_successor_needs_inputs_while_overwriting_state_beside_a_device_loop():
     """Two such Whiles in one function: a small one, which goes onto the device, and one of
     f32[70000] (more work a trip than a device loop takes), left on the host.  Turning the
