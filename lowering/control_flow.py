@@ -635,13 +635,20 @@ def uneven_loops_to_cfg(module: ir.Module, copies: dict[str, ir.Operation] | Non
             pm.run(f)
 
 
+def _branch_leaves(region, operand, out: Shape) -> list[ir.Value]:
+    """One branch computation applied to `operand` at the insertion point: its result's
+    builtin-typed leaves."""
+    anchor = Anchor()
+    (res,) = splice_region(region, [operand], anchor.op)
+    leaves = builtin_leaves(res, out)
+    anchor.done()
+    return leaves
+
+
 def _branch(block, region, operand, out: Shape):
     """Fill an scf region's block with one branch computation applied to `operand`."""
     with ir.InsertionPoint(block):
-        anchor = Anchor()
-        (res,) = splice_region(region, [operand], anchor.op)
-        scf.YieldOp(builtin_leaves(res, out))
-        anchor.done()
+        scf.YieldOp(_branch_leaves(region, operand, out))
 
 
 #: the work (lowering/cost.py op_work, all branches together) up to which a Conditional
@@ -656,12 +663,11 @@ SELECT_MAX_WORK = 1 << 16
 
 def _branch_work(ops, seen: set) -> int | None:
     """The work of a branch's ops (their regions and the functions they call included), or
-    None where a branch may not be computed when not taken: a While (it may not end), an
-    effect (lowering/registry.py has_effects)."""
+    None where a branch holds a While (it may not end when the branch is not taken)."""
     work = 0
     for o in ops:
         o = getattr(o, "operation", o)
-        if o.name == "xla.while" or has_effects(o):
+        if o.name == "xla.while":
             return None
         if o.name == "xla.call":
             callee = ir.FlatSymbolRefAttr(o.attributes["computation"]).value
@@ -687,9 +693,11 @@ _SELECT = "xlair.select"
 
 
 def _selectable(op: ir.Operation) -> bool:
-    """Whether a Conditional (its branches still `xla` ops) is small, without effects or
-    loops, and has more than one branch and no token result."""
-    if len(op.regions) < 2 or any(s.is_token for s in Shape.from_mlir(op.results[0].type).leaves()):
+    """Whether a Conditional (its branches still `xla` ops) is small, without effects
+    (lowering/registry.py has_effects: one walk of its branches and the functions they call)
+    or loops, and has more than one branch and no token result."""
+    if len(op.regions) < 2 or any(s.is_token for s in Shape.from_mlir(op.results[0].type).leaves()) \
+            or has_effects(op):
         return False
     work = 0
     for region in op.regions:
@@ -715,12 +723,7 @@ def _selected(lw, regions, operands, out: Shape) -> list[ir.Value]:
     """A Conditional marked by mark_select_conditionals as every branch computed and its
     results chosen element-wise by the branch index (an index out of range takes the last
     branch, as the spec's does)."""
-    results = []
-    for region, operand in zip(regions, operands):
-        anchor = Anchor()
-        (res,) = splice_region(region, [operand], anchor.op)
-        anchor.done()
-        results.append(builtin_leaves(res, out))
+    results = [_branch_leaves(region, operand, out) for region, operand in zip(regions, operands)]
     pick = to_builtin(lw.value("branch_index"))
     is_pred = lw.shape("branch_index").element_type.is_pred
     chosen = []

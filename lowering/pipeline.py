@@ -130,6 +130,14 @@ def _symbol_refs(attr, name: str, out: list, op) -> None:
             _symbol_refs(attr[i].attr, name, out, op)
 
 
+def _private_body(f: ir.Operation) -> ir.Block | None:
+    """The body of a private function of one block (every caller is in the module), or None."""
+    if "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value != "private" \
+            or len(f.regions[0].blocks) != 1:
+        return None
+    return f.regions[0].blocks[0]
+
+
 def inline_single_calls(module: ir.Module) -> None:
     """A private function whose one reference is one xla.call is moved into its caller (XLA's
     CallInliner inlines every call).  The simplifications then see across the call: JAX wraps
@@ -154,12 +162,10 @@ def inline_single_calls(module: ir.Module) -> None:
         f = funcs.get(name)
         if f is None or len(uses) != 1 or uses[0][1] != "computation" or uses[0][0].name != "xla.call":
             continue
-        if "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value != "private":
-            continue
-        if len(f.regions[0].blocks) != 1:
+        block = _private_body(f)
+        if block is None:
             continue
         call = uses[0][0]
-        block = f.regions[0].blocks[0]
         ops = [o.operation for o in block.operations]
         ret = ops[-1]
         if ret.name != "func.return" or len(ret.operands) != len(call.results):
@@ -179,13 +185,11 @@ def unread_call_operands(module: ir.Module) -> bool:
     conversion crashed (ScfWhileOpConversion, "iree-compile crashed in ConvertToStreamPass":
     the second-order gradient of a `lax.scan(..., unroll=2)` over three steps, loops on the
     host; docs/iree-limits.md)."""
-    funcs = functions(module)
     unread: dict[str, list[int]] = {}
-    for name, f in funcs.items():
-        if "sym_visibility" in f.attributes and ir.StringAttr(f.attributes["sym_visibility"]).value == "private" \
-                and len(f.regions[0].blocks) == 1:
-            args = f.regions[0].blocks[0].arguments
-            unread[name] = [i for i, a in enumerate(args) if not any(True for _ in a.uses)]
+    for name, f in functions(module).items():
+        block = _private_body(f)
+        if block is not None:
+            unread[name] = [i for i, a in enumerate(block.arguments) if not any(True for _ in a.uses)]
     calls = []
 
     def visit(op):
