@@ -37,6 +37,22 @@ def config(driver: str):
         return cfg
 
 
+def device_lost(error) -> bool:
+    """Whether IREE's error says the device was lost (Vulkan's VK_ERROR_DEVICE_LOST: after it
+    every submission to that device fails)."""
+    return "DEVICE_LOST" in str(error)
+
+
+def forget(driver: str, device) -> None:
+    """Drop the driver's configuration when its device is `device` (one that was lost): the
+    next `config(driver)` makes a new device.  Without it one intermittent loss of lavapipe's
+    device failed every later Vulkan program of the process (99 tests of one pytest worker)."""
+    with _configs_lock:
+        cfg = _configs.get(driver)
+        if cfg is not None and cfg.device is device:
+            del _configs[driver]
+
+
 #: The CPU drivers' allocator: a cache of freed buffers (at most 1 GiB retained, 64 free
 #: blocks).  Without it every call's results and input copies were fresh malloc/mmap blocks
 #: whose pages the kernel faulted in again on first touch: a call adding two f32[1M] took
@@ -68,7 +84,9 @@ def _make_config(driver: str):
         cfg = rt.Config(device=rt.get_driver(driver).create_default_device(allocators=[CPU_ALLOCATOR]))
         _HOST_MEMORY.add(id(cfg.device))
         return cfg
-    return rt.Config(driver)
+    # a device of xlair's own, not one from iree.runtime's process-wide cache (rt.Config(driver)),
+    # so that `forget` can replace a lost one
+    return rt.Config(device=rt.get_driver(driver).create_default_device())
 
 
 def in_host_memory(device) -> bool:

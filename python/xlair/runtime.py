@@ -20,6 +20,7 @@ from .arrays import Array, Pack
 from .device import config as _config, from_device as _from_device, iree_runtime as _rt, layout as _layout
 from .device import COPY_OUT_BYTES, IMPORT_BYTES, WORKER_STACK, _device_buffers, import_array as _import_array
 from .device import result_view as _result_view, run_waiting as _run_waiting, wire as _wire
+from .device import device_lost as _device_lost, forget as _forget_device
 from .device import to_device as _to_device  # noqa: F401  (also bench/harness.py's)
 from .device import from_device_all as _from_device_all, give_back as _give_back, to_device_all as _to_device_all
 from . import packing
@@ -228,12 +229,32 @@ class Executable:
         """`call_leaves` by the general path (`_invoke_leaves`), with the loop fallbacks."""
         # the rendezvous of side effects, for programs that have them
         run = effects.ReplicaRun(1, self.timeout, channels=effects._GLOBAL_CHANNELS) if self._sites else None
+        renewed = False
         while True:
             try:
                 return self._invoke_leaves(0, flat, run)
             except XlaError as e:
+                if _device_lost(e) and not renewed:
+                    renewed = True
+                    if self._renew_device(flat):
+                        continue
+                    raise XlaError(f"{e.message}; the device was lost: executable {self.name} and those "
+                                   "loaded after it run on a new device") from None
                 if not self._fall_back(e):
                     raise
+
+    def _renew_device(self, flat: list) -> bool:
+        """After IREE lost the device (lavapipe's intermittent VK_ERROR_DEVICE_LOST,
+        docs/iree-limits.md): the driver's next executables get a new device, this one is
+        loaded again on it, and says whether to run again: once, for a program without side
+        effects (nothing of the failed run is visible) whose arguments are not in buffers of
+        the lost device."""
+        lost = self._device
+        _forget_device(self.driver, lost)
+        new = Executable(self._vmfb, self.target.name)
+        new._fallbacks = self._fallbacks
+        self.__dict__.update(new.__dict__)
+        return not self._sites and not any(type(a) is Array and a._device is lost for a in flat)
 
     #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753), and
     #: a dispatch region of xlair's device loops whose results IREE merged and then gave one

@@ -365,3 +365,40 @@ def test_gpu_transfers_in_one_batch_device_local_with_reused_staging_buffers():
     assert dev.semaphores == 4 and dev.copies == 12
     reads = [m for m, _ in dev.allocations if not m & int(M.DEVICE_LOCAL) == int(M.DEVICE_LOCAL)]
     assert reads == []                                   # the second call's reads: reused buffers
+
+
+@pytest.mark.skipif("vulkan" not in E2E_TARGETS, reason="no Vulkan device here (lavapipe not installed)")
+def test_a_lost_vulkan_device_is_replaced(monkeypatch):
+    """VK_ERROR_DEVICE_LOST (lavapipe's intermittent loss, docs/iree-limits.md): the executable
+    is loaded again on a new device and runs once more; executables loaded later get the new
+    device; a program whose argument lives on the lost device raises XlaError saying so."""
+    device = importlib.import_module("xlair.device")
+    runtime = importlib.import_module("xlair.runtime")
+    exe = xla.compile(_update_program(), target="vulkan")
+    old = device.config("vulkan").device
+    real, fails = runtime.Executable._invoke_leaves, [1]
+
+    def lost_once(self, replica, flat, run):
+        if fails:
+            fails.pop()
+            raise xla.XlaError("executable update failed at run time on vulkan: UNAVAILABLE; "
+                               "VK_ERROR_DEVICE_LOST; vkWaitSemaphores")
+        return real(self, replica, flat, run)
+
+    monkeypatch.setattr(runtime.Executable, "_invoke_leaves", lost_once)
+    x = np.arange(8, dtype=np.float32)
+    exe._quick = exe._direct = None
+    got = exe(x, np.full(3, -1, np.float32))
+    np.testing.assert_array_equal(got, [0, 1, -1, -1, -1, 5, 6, 7])
+    new = device.config("vulkan").device
+    assert new is not old and exe._device is new
+    later = xla.compile(_update_program(4), target="vulkan")
+    assert later._device is new
+    assert later(x[:4], x[:3]).tolist() == [0, 0, 1, 2]       # the start 2 clamped to 4 - 3
+
+    on_new = xla.device_put(x, target="vulkan")
+    fails.append(1)
+    exe._quick = exe._direct = None
+    with pytest.raises(xla.XlaError, match="the device was lost: executable update and those loaded after"):
+        exe(on_new, x[:3])
+    assert device.config("vulkan").device is not new
