@@ -354,6 +354,8 @@ def to_linalg(module: ir.Module) -> None:
     registry.distinct_c128_fills(module)
     passmanager.PassManager.parse("builtin.module(func.func(convert-complex-to-standard))").run(module.operation)
     rewrite.apply_patterns_and_fold_greedily(module, libm.f64_patterns())
+    if registry.options().desc.reduce_trig:
+        libm.reduce_trig_arguments(module)
     pm = passmanager.PassManager.parse("builtin.module(reconcile-unrealized-casts,canonicalize,cse)")
     pm.run(module.operation)
     if unread_call_operands(module):

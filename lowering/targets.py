@@ -57,6 +57,11 @@ class TargetDescription:
     #: (lowering/elementwise.py, lowering/linalg_ops.py).  GPUs compute in the type: they may
     #: lack F64, and have it to spare least
     wide_math: bool = False
+    #: F32 sin, cos and tan computed as the device's sin and cos of the argument reduced to
+    #: [-pi/4, pi/4] by xlair (lowering/libm.py reduce_trig_arguments): Vulkan's need only be
+    #: accurate on [-pi, pi] (lavapipe's sin(5e8) was 8.1e8).  CUDA's and ROCm's device
+    #: libraries reduce their arguments themselves
+    reduce_trig: bool = False
     #: F16/BF16 products summed in F32 and rounded once (XLA's numerics; IREE's CUDA and ROCm
     #: matmul codegen also fails on a BF16 accumulator).  Vulkan sums in the operands' type
     f32_accumulation: bool = True
@@ -198,7 +203,8 @@ ROCM = dataclasses.replace(CUDA, name="rocm", conv_feature_multiple=16, batch_m_
 #: (CUDA, HIP): desktop drivers allow far more, Vulkan's own minimum is 4
 VULKAN = TargetDescription("vulkan", max_bindings=16, max_reads=12, f32_accumulation=False,
                            conv_convert_dispatch=True, bf16_matmul_widened=True, broadcast_product_barriers=True,
-                           depthwise_3d_generic=True, scatter_indexed_windows=True, complex_sums_planar=True)
+                           depthwise_3d_generic=True, scatter_indexed_windows=True, complex_sums_planar=True,
+                           reduce_trig=True)
 
 DESCRIPTIONS = {d.name: d for d in (CPU, VULKAN, CUDA, ROCM)}
 
