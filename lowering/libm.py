@@ -270,26 +270,30 @@ def _f64_trig(name):
 sin, cos, tan = _f64_trig("sin"), _f64_trig("cos"), _f64_trig("tan")
 
 
-#: F32 sin, cos and tan whose argument xlair reduces first (TargetDescription.reduce_trig):
-#: math.sin / math.cos of the reduced argument, on [-pi/4, pi/4]
+#: the F16 / BF16 / F32 sin, cos and tan whose argument xlair reduces first
+#: (TargetDescription.reduce_trig)
 _REDUCED = {"math.sin": "sin", "math.cos": "cos", "math.tan": "tan"}
 
 
 def reduce_trig_arguments(module) -> None:
-    """Every F32 math.sin, math.cos and math.tan of the module as the device's sin and cos of
-    the argument reduced to [-pi/4, pi/4] (`payne_hanek` beyond).  Vulkan's SPIR-V Sin and
-    Cos need only be accurate on [-pi, pi]: lavapipe's sin(5e8) was 8.1e8 and sin(6e30) -inf."""
+    """Every F16, BF16 and F32 math.sin, math.cos and math.tan of the module as sin and cos of
+    the argument reduced to [-pi/4, pi/4] by `payne_hanek`, by their series, in F32.  Vulkan's
+    SPIR-V Sin and Cos need only be accurate on [-pi, pi]: lavapipe's sin(5e8) was 8.1e8,
+    sin(6e30) -inf, and F16 sin(-34080) 0 (-0.0029)."""
     found = []
 
     def visit(op):
-        if op.name in _REDUCED and str(op.results[0].type) == "f32":
+        if op.name in _REDUCED and str(op.results[0].type) in ("f32", "f16", "bf16"):
             found.append(op)
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     for op in found:
         x = op.operands[0]
-        ft = x.type
+        ft = ir.F32Type.get()
         with ir.InsertionPoint(op), op.location:
+            narrow = x.type
+            if str(narrow) != "f32":          # F16 / BF16: in F32, rounded once
+                x = arith.extf(ft, x)
             fc = partial(_fc, ft)
             ax = math.absf(x)
             finite = arith.cmpf(CF.OLT, ax, fc(float("inf")))
@@ -298,6 +302,8 @@ def reduce_trig_arguments(module) -> None:
             r = arith.select(near, x, r)
             q = arith.select(near, _int(q.type, 0), q)
             v = _by_quadrant(_REDUCED[op.name], x, *_sin_cos_kernel(r), q, finite)
+            if str(narrow) != "f32":
+                v = arith.truncf(narrow, v)
         op.results[0].replace_all_uses_with(v)
         op.erase()
 

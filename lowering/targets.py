@@ -57,10 +57,10 @@ class TargetDescription:
     #: (lowering/elementwise.py, lowering/linalg_ops.py).  GPUs compute in the type: they may
     #: lack F64, and have it to spare least
     wide_math: bool = False
-    #: F32 sin, cos and tan computed as the device's sin and cos of the argument reduced to
-    #: [-pi/4, pi/4] by xlair (lowering/libm.py reduce_trig_arguments): Vulkan's need only be
-    #: accurate on [-pi, pi] (lavapipe's sin(5e8) was 8.1e8).  CUDA's and ROCm's device
-    #: libraries reduce their arguments themselves
+    #: F16/BF16/F32 sin, cos and tan computed by xlair in F32, the argument reduced to
+    #: [-pi/4, pi/4] (lowering/libm.py reduce_trig_arguments): Vulkan's need only be accurate
+    #: on [-pi, pi] (lavapipe's sin(5e8) was 8.1e8).  CUDA's and ROCm's device libraries reduce
+    #: their arguments themselves
     reduce_trig: bool = False
     #: F16/BF16 products summed in F32 and rounded once (XLA's numerics; IREE's CUDA and ROCm
     #: matmul codegen also fails on a BF16 accumulator).  Vulkan sums in the operands' type
