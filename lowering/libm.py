@@ -122,16 +122,27 @@ def _two_over_pi(bits: int) -> int:
     return (1 << (bits + 1 + g)) // pi
 
 
-#: per float width w: (mantissa bits, exponent bias, words of the table).  The table is 2/pi's
-#: bits after its point, w zero bits first, in words of w bits: the 3w-bit window the
-#: reduction reads starts at the bit of 2/pi whose product with x's lowest bit is worth 2
-#: (earlier bits give multiples of 4), so it reaches bit 2^-(E_max + 3w).
-_PH = {32: (23, 127, 8), 64: (52, 1023, 20)}
+#: per float width w: (mantissa bits, exponent bias).  The table is 2/pi's bits after its
+#: point, w zero bits first, in words of w bits: the 3w-bit window the reduction reads starts
+#: at the bit of 2/pi whose product with x's lowest bit is worth 2 (earlier bits give
+#: multiples of 4), the table's bit e - bias - mbits - 2 + w for x's biased exponent e.
+_PH = {32: (23, 127), 64: (52, 1023)}
+
+
+def _first_bit_offset(w: int) -> int:
+    """e minus the table's bit where x's window starts (e x's biased exponent)."""
+    mbits, bias = _PH[w]
+    return bias + mbits + 2 - w
+
+
+def _last_word(w: int) -> int:
+    """The word of the table where the largest finite x's window starts."""
+    return (2 * _PH[w][1] - _first_bit_offset(w)) // w
 
 
 @lru_cache(maxsize=None)
 def _pio2_table(w: int) -> tuple[int, ...]:
-    count = _PH[w][2]
+    count = _last_word(w) + 4                 # the window's 3 words and the next (its shift)
     n = _two_over_pi(w * (count - 1))
     mask = (1 << w) - 1
     return tuple((n >> (w * (count - 1 - k))) & mask for k in range(count))
@@ -142,25 +153,31 @@ def _int(t, v: int) -> ir.Value:
     return arith.constant(t, ir.IntegerAttr.get(t, v - (1 << w) if v >= 1 << (w - 1) else v))
 
 
-#: a table of at most this many words is read by a chain of selects, a longer one by
+#: a table read at at most this many places (indices k) is read by selects, a longer one by
 #: tensor.extract (a gather).  Measured (Xeon, AVX-512), sin of f32[4M] on the CPU: 4.75 ms
-#: without Payne-Hanek, 7.8 with F32's 8 words by selects, 11.3 by gathers; F64's 20 words
-#: 15.3 ms by gathers, 16.0 by selects
-SELECT_WORDS = 8
+#: without Payne-Hanek; F32's 5 places: 11.3 ms by gathers, 7.5-8.5 by selects; F64's 17
+#: places: 15.3 ms by gathers, 16.0 by selects (bench/NOTES.md section 41)
+SELECT_PLACES = 8
 
 
-def _table_word(words: tuple[int, ...], j) -> ir.Value:
-    """words[j] (an index value of the words' integer type) from a constant table."""
-    it = j.type
-    if len(words) <= SELECT_WORDS:
-        v = _int(it, words[0])
-        for n in range(1, len(words)):
-            v = arith.select(arith.cmpi(CI.eq, j, _int(it, n)), _int(it, words[n]), v)
-        return v
+def _table_words(words: tuple[int, ...], k, n: int, k_max: int) -> list:
+    """[words[k], ..., words[k + n - 1]] for an index value k in [0, k_max] of the words'
+    integer type, from a constant table."""
+    it = k.type
+    if k_max < SELECT_PLACES:
+        at = [arith.cmpi(CI.eq, k, _int(it, j)) for j in range(1, k_max + 1)]
+        out = []
+        for i in range(n):
+            v = _int(it, words[i])
+            for j, here in enumerate(at, 1):
+                v = arith.select(here, _int(it, words[j + i]), v)
+            out.append(v)
+        return out
     table_t = ir.RankedTensorType.get([len(words)], it)
     table = arith.constant(table_t, ir.DenseElementsAttr.get(
         np.array(words, dtype=f"uint{it.width}").view(f"int{it.width}"), type=table_t))
-    return tensor.extract(table, [arith.index_cast(ir.IndexType.get(), j)])
+    return [tensor.extract(table, [arith.index_cast(ir.IndexType.get(), arith.addi(k, _int(it, i)))])
+            for i in range(n)]
 
 
 def payne_hanek(x, rt=None):
@@ -178,7 +195,7 @@ def payne_hanek(x, rt=None):
     pi/2 (F64's worst case loses about 61 bits of the 126 here)."""
     ft = x.type
     w = ft.width
-    mbits, bias, count = _PH[w]
+    mbits, bias = _PH[w]
     rt = rt or ft
     it = ir.IntegerType.get_signless(w)
 
@@ -186,12 +203,12 @@ def payne_hanek(x, rt=None):
     bits = arith.bitcast(it, math.absf(x))
     e = arith.shrui(bits, k(mbits))
     m = arith.ori(arith.andi(bits, k((1 << mbits) - 1)), k(1 << mbits))
-    # the window's first bit in the table: (e - bias - mbits) - 2 + w, at least 0 (smaller x,
-    # whose result the caller does not take, read the first words)
-    p = arith.maxsi(arith.subi(e, k(bias + mbits + 2 - w)), k(0))
+    # the window's first bit in the table, at least 0 (smaller x, whose result the caller does
+    # not take, read the first words)
+    p = arith.maxsi(arith.subi(e, k(_first_bit_offset(w))), k(0))
     word = arith.shrui(p, k(w.bit_length() - 1))
     sh = arith.andi(p, k(w - 1))
-    t = [_table_word(_pio2_table(w), arith.addi(word, k(i))) for i in range(4)]
+    t = _table_words(_pio2_table(w), word, 4, _last_word(w))
     back = arith.subi(k(w - 1), sh)              # the next word's bits: >> 1 >> (w - 1 - sh)
     win = [arith.ori(arith.shli(t[i], sh), arith.shrui(arith.shrui(t[i + 1], k(1)), back)) for i in range(3)]
     lo0 = arith.muli(m, win[0])
