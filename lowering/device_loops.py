@@ -944,10 +944,15 @@ def _cast_tensor(v: ir.Value, t: ir.Type, widen: bool) -> ir.Value:
     if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
         bit = ir.IntegerAttr(value.get_splat_value()).value & 1
         return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, bit)))
+    return _mapped(v, t, lambda x: arith.extui(et, x) if widen else arith.trunci(et, x))
+
+
+def _mapped(v: ir.Value, t: ir.Type, fn) -> ir.Value:
+    """A linalg.generic of `fn` applied to each element of `v`, into a new tensor of type `t`
+    (v's shape)."""
     rank = ir.RankedTensorType(t).rank
     ident = ir.AffineMap.get_identity(rank)
-    return generic([v], [ident], [empty(t)], [ident], ["parallel"] * rank,
-                   lambda x, _o: arith.extui(et, x) if widen else arith.trunci(et, x))[0]
+    return generic([v], [ident], [empty(t)], [ident], ["parallel"] * rank, lambda x, _o: fn(x))[0]
 
 
 def _once(made: list, v: ir.Value, make, loop: ir.Operation) -> ir.Value:
@@ -1312,17 +1317,35 @@ def _test_ops(if_op: ir.Operation, test: ir.Operation) -> list[ir.Operation]:
     return [o.operation for o in if_op.block.operations if o.operation in taken]
 
 
-def _local_state(if_op: ir.Operation, loop: ir.Operation) -> None:
+def _local_state(if_op: ir.Operation, loop: ir.Operation) -> list[tuple]:
     """The guarded loop's initial state, where the loop starts and where the scf.if yields it
     when the loop does not run, as copies made in the dispatch: given tensors bound from
     outside there, IREE's bufferization failed ("incompatible buffer types on then/else
-    branches", bfgs_minimize: one branch yields a binding, the other the loop's buffer)."""
+    branches", bfgs_minimize: one branch yields a binding, the other the loop's buffer).
+    The copies are linalg.generic ops, scalarized with the rest of the dispatch, and made
+    before the dispatch qualifies, so that its bounds count them (_unlocal_state undoes them).
+    (Made as scalar loops after qualifying, they were loops of the dispatch, counted by
+    _trip_bytes at three times their size with their own state copies: jax.vmap of lax.igamma
+    on f32[3,20,20] asked for more stack than the CPU's workers have, "its signature's "stack"
+    must be ... below the 1048576 bytes ...; got 1048576".)  Returns what was replaced."""
     skip = list(if_op.regions[1].blocks[0].operations)[-1].operation
+    replaced = []
     for op in (loop, skip):
         for k, v in enumerate(op.operands):
             if is_tensor(v.type) and not _within(v, if_op):
                 with ir.InsertionPoint(op), op.location:
-                    op.operands[k] = _copy(v, empty(v.type))
+                    op.operands[k] = _mapped(v, v.type, lambda x: x)
+                replaced.append((op, k, v))
+    return replaced
+
+
+def _unlocal_state(replaced: list[tuple]) -> None:
+    for op, k, v in reversed(replaced):
+        copy = defining_op(op.operands[k])
+        op.operands[k] = v
+        made = defining_op(copy.operands[1])
+        copy.erase()
+        made.erase()
 
 
 def _move_guarded(if_op: ir.Operation, funcs: dict) -> bool:
@@ -1454,11 +1477,11 @@ def _move_segment(ops: list[ir.Operation], min_ops: int = MIN_BLOCK_OPS, max_byt
     if None in work:
         return False
     loop = _one_trip(ops, outs, after[at].operation)
+    replaced = [r for if_op, inner in guarded for r in _local_state(if_op, inner)]
     if _qualifies(loop, max_bytes, per_trip=sum(work), max_work=max_work):
-        for if_op, inner in guarded:
-            _local_state(if_op, inner)
         _move(loop)
         return True
+    _unlocal_state(replaced)
     _undo_trip(loop)
     return False
 

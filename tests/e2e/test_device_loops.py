@@ -597,3 +597,24 @@ def test_a_counted_loops_peeled_trip_runs_in_its_dispatch(iree_takes_it):
     text = str(lower(xla.from_jax(f, a), 1, "cpu"))
     assert text.count("flow.dispatch.region") == 1 and "linalg.generic" not in text
     _same(f, a, rtol=1e-6, atol=1e-6)
+
+
+def test_vmap_igamma_stack_must_be_below_the_workers_stacks(iree_takes_it):
+    """jax.vmap of lax.igamma on f32[3,20,20] (a guarded While in a one-dispatch body): the
+    copies of the loop's initial state were made as scalar loops after the body qualified,
+    counted then at three times their size with state copies of their own, and the module
+    asked for 1 MB of stack, which loading refused ("its signature's "stack" must be a number
+    of bytes below the 1048576 bytes of xlair's CPU worker stacks ... got 1048576": JAX's
+    shape_poly_test vmap_igamma harnesses).  The copies are now counted before qualifying: the
+    body is one dispatch within the bound, and the values are scipy's."""
+    special = pytest.importorskip("scipy.special")
+    from xlair.lowering.device_loops import MAX_STACK, STACK_ATTR
+    a = RNG.uniform(0.5, 5, (3, 20, 20)).astype(np.float32)
+    x = RNG.uniform(0.1, 6, (3, 20, 20)).astype(np.float32)
+    for f, ref in ((lax.igamma, special.gammainc), (lax.igammac, special.gammaincc)):
+        comp = xla.from_jax(jax.vmap(f), a, x)
+        text = str(lower(comp, 1, "cpu"))
+        assert text.count("flow.dispatch.region") == 1
+        assert int(re.search(STACK_ATTR + r" = (\d+)", text).group(1)) <= MAX_STACK
+        got = xla.compile(comp)(a, x)
+        np.testing.assert_allclose(got, ref(a.astype(np.float64), x), rtol=2e-5, atol=2e-6)
