@@ -10,7 +10,7 @@ from xlair.dialect.types import F32, F64, S32, ElementType, Shape
 
 import xlair.dialect.ops  # noqa: F401  (the records this file lowers)
 
-from .registry import affine_map, empty, generic, lowers, options, scalar_const, value_of
+from .registry import affine_map, empty, generic, int_const, lowers, options, scalar_const, value_of
 from .scalar import SCALAR
 
 CF = arith.CmpFPredicate
@@ -391,7 +391,7 @@ def _round_to_int(fop, up: bool):
         mant = {16: 10, 32: 23, 64: 52}[et.bits] if et.name != "bf16" else 7
 
         def ic(val):
-            return arith.constant(it, ir.IntegerAttr.get(it, val - (1 << et.bits) if val >= 1 << (et.bits - 1) else val))
+            return int_const(it, val)
         bits = arith.bitcast(it, x)
         exp_mask = ((1 << (et.bits - 1)) - 1) & ~((1 << mant) - 1)
         frac_mask = (1 << mant) - 1
@@ -730,7 +730,7 @@ def _reduce_precision(args, in_types, out, attrs):
     it = ir.IntegerType.get_signless(et.bits)
 
     def c(v):
-        return arith.constant(it, ir.IntegerAttr.get(it, v - (1 << et.bits) if v >= (1 << (et.bits - 1)) else v))
+        return int_const(it, v)
     bits = arith.bitcast(it, x)
     if m_bits < src_m:
         shift = src_m - m_bits

@@ -20,6 +20,8 @@ import numpy as np
 
 from xlair.dialect.ir import arith, ir, math, rewrite, scf, tensor
 
+from .registry import float_const as _fc, int_const as _int
+
 CF = arith.CmpFPredicate
 CI = arith.CmpIPredicate
 
@@ -57,10 +59,6 @@ def _f64():
 
 def c(v: float) -> ir.Value:
     return _fc(_f64(), v)
-
-
-def _fc(t, v: float) -> ir.Value:
-    return arith.constant(t, ir.FloatAttr.get(t, float(v)))
 
 
 def _horner(z, coeffs):
@@ -146,11 +144,6 @@ def _pio2_table(w: int) -> tuple[int, ...]:
     n = _two_over_pi(w * (count - 1))
     mask = (1 << w) - 1
     return tuple((n >> (w * (count - 1 - k))) & mask for k in range(count))
-
-
-def _int(t, v: int) -> ir.Value:
-    w = t.width
-    return arith.constant(t, ir.IntegerAttr.get(t, v - (1 << w) if v >= 1 << (w - 1) else v))
 
 
 #: a table read at at most this many places (indices k) is read by selects, a longer one by

@@ -26,7 +26,7 @@ from xlair.dialect.attrs import FftType, Transpose
 from xlair.dialect.ir import arith, complex_d, ir, linalg, math, scf, tensor
 from xlair.dialect.types import BF16, F16, F32, F64, Shape
 
-from .registry import (options, barrier, affine_map, complex_of, complex_parts, extract_slice, generic, index, insert_slice,
+from .registry import (options, barrier, float_const, affine_map, complex_of, complex_parts, extract_slice, generic, index, insert_slice,
                        loop_index, lowers, reshape, tuple_of, value_of)
 from .elementwise import convert_tensor, narrow_float
 from .shape import dense_attr
@@ -70,15 +70,11 @@ def _component(t: ir.Type) -> ir.Type:
     return ir.ComplexType(t).element_type if _is_complex(t) else t
 
 
-def _fconst(t: ir.Type, v: float) -> ir.Value:
-    return arith.constant(t, ir.FloatAttr.get(t, float(v)))
-
-
 def _zero(t: ir.Type) -> ir.Value:
     if _is_complex(t):
-        c = _fconst(_component(t), 0.0)
+        c = float_const(_component(t), 0.0)
         return complex_d.create_(t, c, c)
-    return _fconst(t, 0.0)
+    return float_const(t, 0.0)
 
 
 def _ident(n: int) -> ir.AffineMap:
@@ -144,7 +140,7 @@ def _div_real(a, r):
 def _from_real(t, r):
     if not _is_complex(t):
         return r
-    return _mk(t, r, _fconst(_component(t), 0.0))
+    return _mk(t, r, float_const(_component(t), 0.0))
 
 
 def _join(re, im) -> ir.Value:
@@ -266,17 +262,17 @@ def lower_batch_norm_training(lw):
     dims, n = list(s.dims), s.rank
     cnt = _bn_count(dims, f)
     (total,) = _feature_sums([x], [lambda v: _ext(v, at)], dims, f, at)
-    mean = _per_feature([total], lambda t: arith.divf(t, _fconst(at, cnt)), at)
+    mean = _per_feature([total], lambda t: arith.divf(t, float_const(at, cnt)), at)
     its = ["parallel" if d == f else "reduction" for d in range(n)]
     (sq,) = generic([x, mean], [_ident(n), _map(n, [f])], [_zeros([dims[f]], at)], [_map(n, [f])], its,
                     lambda v, m, acc: arith.addf(acc, arith.mulf(arith.subf(_ext(v, at), m),
                                                                    arith.subf(_ext(v, at), m))))
-    var = _per_feature([sq], lambda t: arith.divf(t, _fconst(at, cnt)), at)
+    var = _per_feature([sq], lambda t: arith.divf(t, float_const(at, cnt)), at)
     fm = _map(n, [f])
 
     def norm(v, g, b, m, va, _o):
         xc = arith.subf(_ext(v, at), m)
-        sd = math.sqrt(arith.addf(va, _fconst(at, eps)))
+        sd = math.sqrt(arith.addf(va, float_const(at, eps)))
         return narrow_float(arith.addf(arith.divf(arith.mulf(_ext(g, at), xc), sd), _ext(b, at)), et)
     y = _ew([x, scale, offset, mean, var], [_ident(n), fm, fm, fm, fm], dims, et, norm)[0]
     outs = [_per_feature([v], lambda t: narrow_float(t, et), et) for v in (mean, var)]
@@ -294,7 +290,7 @@ def lower_batch_norm_inference(lw):
 
     def norm(v, g, b, m, va, _o):
         xc = arith.subf(_ext(v, at), _ext(m, at))
-        sd = math.sqrt(arith.addf(_ext(va, at), _fconst(at, eps)))
+        sd = math.sqrt(arith.addf(_ext(va, at), float_const(at, eps)))
         return narrow_float(arith.addf(arith.divf(arith.mulf(_ext(g, at), xc), sd), _ext(b, at)), et)
     return _ew(vals, [_ident(n), fm, fm, fm, fm], list(s.dims), et, norm)[0]
 
@@ -314,12 +310,12 @@ def lower_batch_norm_grad(lw):
         [fm, fm], its,
         lambda v, g, m, a1, a2: [arith.addf(a1, _ext(g, at)),
                                  arith.addf(a2, arith.mulf(_ext(g, at), arith.subf(_ext(v, at), _ext(m, at))))])
-    eps_c = lambda: _fconst(at, eps)  # noqa: E731
+    eps_c = lambda: float_const(at, eps)  # noqa: E731
 
     def grad(v, g, m, va, gm, sdy, sdx, _o):
         ve = arith.addf(_ext(va, at), eps_c())
-        c = arith.divf(sdx, arith.mulf(_fconst(at, cnt), ve))
-        mean_dy = arith.divf(sdy, _fconst(at, cnt))
+        c = arith.divf(sdx, arith.mulf(float_const(at, cnt), ve))
+        mean_dy = arith.divf(sdy, float_const(at, cnt))
         xc = arith.subf(_ext(v, at), _ext(m, at))
         inner = arith.subf(arith.subf(_ext(g, at), mean_dy), arith.mulf(c, xc))
         return narrow_float(arith.mulf(arith.divf(_ext(gm, at), math.sqrt(ve)), inner), et)
@@ -451,7 +447,7 @@ def _canonical_factor(a, lower, unit, transpose, conj, rev, et) -> ir.Value:
         i, j = _idx(1), _idx(2)
         v = _conj(v) if conj else v
         if unit:
-            v = arith.select(arith.cmpi(CI.eq, i, j), _from_real(et, _fconst(_component(et), 1.0)), v)
+            v = arith.select(arith.cmpi(CI.eq, i, j), _from_real(et, float_const(_component(et), 1.0)), v)
         return arith.select(arith.cmpi(CI.uge, i, j), v, _zero(et))
     return _gather(a, [B, m, m], at, value)
 
@@ -461,7 +457,7 @@ def _invert_diagonal_blocks(D) -> ir.Value:
     identity, one generic per row step (all blocks and batches at once)."""
     B, q, nb, _ = _dims(D)
     et = _etype(D)
-    one = lambda: _from_real(et, _fconst(_component(et), 1.0))  # noqa: E731
+    one = lambda: _from_real(et, float_const(_component(et), 1.0))  # noqa: E731
     X0 = _ew([], [], [B, q, nb, nb], et,
              lambda _o: arith.select(arith.cmpi(CI.eq, _idx(2), _idx(3)), one(), _zero(et)))[0]
 

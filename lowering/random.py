@@ -26,7 +26,7 @@ from xlair.dialect.ir import arith, func, ir, math, tensor
 from xlair.dialect.types import F32, F64, Shape
 
 from .elementwise import narrow_float
-from .registry import affine_map, declare_global, empty, generic, loop_index, lowers, tuple_of
+from .registry import affine_map, declare_global, empty, generic, int_const, loop_index, lowers, tuple_of
 
 CI = arith.CmpIPredicate
 CF = arith.CmpFPredicate
@@ -41,10 +41,7 @@ def _i(bits: int) -> ir.Type:
 
 
 def _c(bits: int, v: int) -> ir.Value:
-    v = int(v) & ((1 << bits) - 1)
-    if v >= 1 << (bits - 1):
-        v -= 1 << bits
-    return arith.constant(_i(bits), ir.IntegerAttr.get(_i(bits), v))
+    return int_const(_i(bits), v)
 
 
 def _lo32(x):

@@ -230,6 +230,19 @@ def empty(shape_or_type, dims=None) -> ir.Value:
     return tensor.empty(list(rt.shape), rt.element_type)
 
 
+def int_const(t: ir.Type, v: int) -> ir.Value:
+    """An integer constant of the MLIR integer type `t`, `v` taken modulo 2**width (so an
+    unsigned value past the signed range is its two's complement bits)."""
+    w = ir.IntegerType(t).width
+    v = int(v) & ((1 << w) - 1)
+    return arith.constant(t, ir.IntegerAttr.get(t, v - (1 << w) if w > 1 and v >> (w - 1) else v))
+
+
+def float_const(t: ir.Type, v: float) -> ir.Value:
+    """A float constant of the MLIR float type `t` (`v` rounded to it)."""
+    return arith.constant(t, ir.FloatAttr.get(t, float(v)))
+
+
 def scalar_const(et: ElementType, value) -> ir.Value:
     """A scalar constant of an xla element type, as a builtin-typed value."""
     t = et.builtin_type()
@@ -241,11 +254,8 @@ def scalar_const(et: ElementType, value) -> ir.Value:
     if et.is_pred:
         return arith.constant(t, ir.IntegerAttr.get(t, int(bool(value))))
     if et.is_integer:
-        v = int(value)
-        bits = et.bits
-        v = ((v + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))  # two's complement
-        return arith.constant(t, ir.IntegerAttr.get(t, v))
-    return arith.constant(t, ir.FloatAttr.get(t, float(np.asarray(value, et.dtype).astype(np.float64))))
+        return int_const(t, value)
+    return float_const(t, np.asarray(value, et.dtype).astype(np.float64))
 
 
 #: the mark of a C128 fill (fill()); distinct_c128_fills numbers them

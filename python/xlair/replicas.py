@@ -44,6 +44,7 @@ import numpy as np
 
 from xlair.dialect.checks import Check, XlaError
 
+from .device import device_lost
 from .effects import ReplicaRun
 from .runtime import Executable
 from .values import check_args
@@ -97,7 +98,11 @@ def run_threads(exe, args_per_replica, timeout: float) -> list:
     if any(e is not None for e in errors):
         first = run.failed[0] if run.failed is not None and errors[run.failed[0]] is not None else \
             next(r for r, e in enumerate(errors) if e is not None)
-        raise XlaError(f"replicated run of {exe.name} failed on replica {first}: {_message(errors[first])}")
+        message = f"replicated run of {exe.name} failed on replica {first}: {_message(errors[first])}"
+        if any(e is not None and device_lost(e) for e in errors):
+            exe._renew_device([])           # (not run again: replicas share their rendezvous)
+            raise exe._lost(message)
+        raise XlaError(message)
     return results
 
 

@@ -238,8 +238,7 @@ class Executable:
                     renewed = True
                     if self._renew_device(flat):
                         continue
-                    raise XlaError(f"{e.message}; the device was lost: executable {self.name} and those "
-                                   "loaded after it run on a new device") from None
+                    raise self._lost(e.message) from None
                 if not self._fall_back(e):
                     raise
 
@@ -251,10 +250,13 @@ class Executable:
         the lost device."""
         lost = self._device
         _forget_device(self.driver, lost)
-        new = Executable(self._vmfb, self.target.name)
-        new._fallbacks = self._fallbacks
-        self.__dict__.update(new.__dict__)
+        self._reload(self._vmfb, self._fallbacks)
         return not self._sites and not any(type(a) is Array and a._device is lost for a in flat)
+
+    def _lost(self, message: str) -> XlaError:
+        """The error of a run that lost the device (after _renew_device)."""
+        return XlaError(f"{message}; the device was lost: executable {self.name} and those loaded after it "
+                        "run on a new device")
 
     #: IREE 3.13's VM failing on a buffer passed twice into a loop (iree-org/iree#24753), and
     #: a dispatch region of xlair's device loops whose results IREE merged and then gave one
@@ -269,10 +271,15 @@ class Executable:
         if not self._fallbacks or self._sites or not any(m in str(e) for m in self._VM_LOOP_BUG):
             return False
         rebuild, *rest = self._fallbacks
-        new = Executable(rebuild(), self.target.name)
-        new._fallbacks = tuple(rest)
-        self.__dict__.update(new.__dict__)
+        self._reload(rebuild(), rest)
         return True
+
+    def _reload(self, vmfb: bytes, fallbacks) -> None:
+        """This executable made again, in place, from `vmfb` on the driver's current device,
+        with `fallbacks` (see _fall_back) left."""
+        new = Executable(vmfb, self.target.name)
+        new._fallbacks = tuple(fallbacks)
+        self.__dict__.update(new.__dict__)
 
     # run_replicated (replicas in threads) and run_on_rank (MPI) are methods set by xlair.replicas,
     # which runs the replicas of an Executable (the runtime sits below it)

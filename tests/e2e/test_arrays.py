@@ -402,3 +402,31 @@ def test_a_lost_vulkan_device_is_replaced(monkeypatch):
     with pytest.raises(xla.XlaError, match="the device was lost: executable update and those loaded after"):
         exe(on_new, x[:3])
     assert device.config("vulkan").device is not new
+
+
+def test_a_lost_vulkan_device_in_a_replicated_run_is_replaced(monkeypatch):
+    """A replicated run (threads sharing one rendezvous) that loses the device raises XlaError
+    naming the replica and saying so; the executable is loaded again on a new device, and its
+    next run is right: each replica's sum of both replicas' values, derived by hand."""
+    from xlair_testing import scalar_computation
+    device = importlib.import_module("xlair.device")
+    runtime = importlib.import_module("xlair.runtime")
+    b = xla.Builder("ar")
+    O.all_reduce(b.parameter(0, Shape(F32, (2,)), "x"), scalar_computation("add", F32))
+    exe = xla.compile(b.build(), target="vulkan", replicas=2)
+    old = device.config("vulkan").device
+    real, fails = runtime.Executable._invoke_leaves, [1]
+
+    def lost_once(self, replica, flat, run):
+        if fails and replica == 1:
+            fails.pop()
+            raise xla.XlaError("executable ar failed at run time on vulkan: UNAVAILABLE; VK_ERROR_DEVICE_LOST")
+        return real(self, replica, flat, run)
+
+    monkeypatch.setattr(runtime.Executable, "_invoke_leaves", lost_once)
+    args = [[np.array([1, 2], np.float32)], [np.array([10, 20], np.float32)]]
+    with pytest.raises(xla.XlaError, match="failed on replica 1: .*the device was lost: executable ar and those"):
+        exe.run_replicated(args, timeout=5)
+    assert exe._device is not old and device.config("vulkan").device is exe._device
+    for got in exe.run_replicated(args):
+        np.testing.assert_array_equal(got, [11, 22])
