@@ -173,6 +173,23 @@ def _table_words(words: tuple[int, ...], k, n: int, k_max: int) -> list:
             for i in range(n)]
 
 
+def _mul_high(a, b):
+    """The high word of the 2w-bit product of the unsigned w-bit integers a and b, from their
+    w/2-bit halves' four products in w bits (no wider type: GPUs have no 128-bit integers).
+    (arith.mului_extended, which IREE's CPU code generation lowers only on 1-D vectors:
+    "failed to legalize operation 'arith.mului_extended' that was explicitly marked illegal"
+    on vector<1x16xi32>, the sin of a broadcast product.)"""
+    it = a.type
+    h = it.width // 2
+    k = partial(_int, it)
+    mask, sh = k((1 << h) - 1), k(h)
+    a0, a1, b0, b1 = arith.andi(a, mask), arith.shrui(a, sh), arith.andi(b, mask), arith.shrui(b, sh)
+    p01, p10 = arith.muli(a0, b1), arith.muli(a1, b0)
+    mid = arith.addi(arith.addi(arith.shrui(arith.muli(a0, b0), sh), arith.andi(p01, mask)), arith.andi(p10, mask))
+    return arith.addi(arith.addi(arith.muli(a1, b1), arith.shrui(p01, sh)),
+                      arith.addi(arith.shrui(p10, sh), arith.shrui(mid, sh)))
+
+
 def payne_hanek(x, rt=None):
     """(r, q) for a finite F32 or F64 x: x = k pi/2 + r, |r| <= pi/4, q = k mod 4, in the
     float's own integer width w (no wider type: GPUs have no 128-bit integers).
@@ -181,7 +198,7 @@ def payne_hanek(x, rt=None):
     x = m 2^E (m the integer mantissa).  The window W of 3w bits of 2/pi read at bit E - 1
     (`_table_word` of a constant table: one word and the next, shifted) gives
     x 2/pi = m W 2^(2-3w) mod 4 up to 2^-(3w-2-mantissa): m W mod 2^3w from the products
-    m w0 (its low word), m w1 and m w2 (mului_extended), whose top two bits are q and the rest
+    m w0 (its low word), m w1 and m w2 (_mul_high), whose top two bits are q and the rest
     the signed fraction f in [-1/2, 1/2) after rounding to the nearest k.  f is read as a
     float sum of three pieces (the first two exact, summed exactly), then times pi/2 in two
     parts.  About 2w - 2 - mantissa significant bits are left where x is nearest a multiple of
@@ -205,8 +222,8 @@ def payne_hanek(x, rt=None):
     back = arith.subi(k(w - 1), sh)              # the next word's bits: >> 1 >> (w - 1 - sh)
     win = [arith.ori(arith.shli(t[i], sh), arith.shrui(arith.shrui(t[i + 1], k(1)), back)) for i in range(3)]
     lo0 = arith.muli(m, win[0])
-    lo1, hi1 = arith.mului_extended(m, win[1])
-    _, hi2 = arith.mului_extended(m, win[2])
+    lo1, hi1 = arith.muli(m, win[1]), _mul_high(m, win[1])
+    hi2 = _mul_high(m, win[2])
     p1 = arith.addi(hi2, lo1)
     carry = arith.extui(it, arith.cmpi(CI.ult, p1, hi2))
     p2 = arith.addi(arith.addi(hi1, lo0), carry)

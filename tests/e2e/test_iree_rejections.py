@@ -711,3 +711,27 @@ def test_fused_sum_failed_to_get_neutral_element_or_failed_to_distribute(gpu, mo
     module = lower(xla.from_jax(sums["exp_sum"], x), 1, gpu)
     with lock, context():
         assert "util.optimization_barrier" in str(module)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_failed_to_legalize_operation_mului_extended_sin_of_a_broadcast_product(target, dtype):
+    """sin(a * x) with a broadcast along rows (a positional encoding's form; JAX's vmap of
+    lax.igamma over broadcast operands in shape_poly_test): IREE's CPU code keeps the two loop
+    dimensions, and its vector<1x16xi32> products of the argument reduction (Payne-Hanek) were
+    "failed to legalize operation 'arith.mului_extended' that was explicitly marked illegal".
+    The reduction now takes the high words from the halves' products.  Values against numpy
+    in F64, arguments up to 1e9 (reduced by Payne-Hanek on every target) and 1e20 (F64)."""
+    if dtype == np.float64 and target == "vulkan":
+        pytest.skip("F64 is not computed on Vulkan")
+    rng = np.random.default_rng(3)
+    big = 1e20 if dtype == np.float64 else 1e9
+    a = np.geomspace(1, big / 100, 24).astype(dtype).reshape(1, 24)
+    x = rng.uniform(-100, 100, (20, 24)).astype(dtype)
+    b = xla.Builder("sin_of_broadcast_product")
+    pa = b.parameter(0, Shape(xla.F64 if dtype == np.float64 else F32, [1, 24]))
+    px = b.parameter(1, Shape(xla.F64 if dtype == np.float64 else F32, [20, 24]))
+    O.sin(O.mul(O.broadcast_in_dim(O.reshape(pa, [24]), [20, 24], [1]), px))
+    got = xla.compile(b.build(), target=target)(a, x)
+    prod = (a * x).astype(np.float64)          # the product rounded as the program rounds it
+    ulp = np.spacing(np.abs(np.sin(prod)).astype(dtype)).astype(np.float64)
+    assert np.all(np.abs(got - np.sin(prod)) <= 4 * np.maximum(ulp, np.finfo(dtype).tiny))
