@@ -364,6 +364,26 @@ def test_shim_in_use_after_the_set_up():
     assert calls == ["PJRT_LoadedExecutable_Execute (made in C)"] * 2, calls
 
 
+def test_denormals_not_flushed_in_the_plugins_calls():
+    """jaxlib calls PJRT with the calling thread's denormals flushed (MXCSR's FTZ and DAZ), and
+    the plugin's work ran so: numpy read a module's bf16 constant 2^-133 (the smallest BF16
+    subnormal) as 0 (JAX's lax_numpy_operators_test testSpacingSubnormals).  The shim turns
+    flushing off for each call into the plugin and gives the caller's mode back: the constant
+    is 2^-133 (hand-derived) and jnp.spacing of BF16 subnormals is XLA:CPU's."""
+    from xlair.pjrt import shim
+    if not shim.LIBRARY.is_file():
+        pytest.skip("the shim is not built (no C compiler): the ctypes table runs in the caller's mode")
+    run("""
+        bf = jnp.bfloat16
+        tiny = np.array(2.0 ** -133, bf)
+        got = np.asarray(jax.jit(lambda x: jnp.full_like(x, tiny))(np.zeros(3, bf))).astype(np.float64)
+        assert (got == 2.0 ** -133).all(), got
+        x = (np.arange(-5, 6) * 2.0 ** -133).astype(bf)
+        same(jax.jit(jnp.spacing), x, rtol=0, atol=0)
+        assert (np.asarray(jnp.spacing(jax.device_put(x, XL))).astype(np.float64) != 0).all()
+    """)
+
+
 def test_ctypes_table_with_xlair_pjrt_shim_0():
     """XLAIR_PJRT_SHIM=0: the Python-built table alone, as without the library; JAX runs."""
     run("""

@@ -37,6 +37,14 @@
  *     registered, once the interpreter is finalizing (the inner entries answer then without
  *     running the plugin's code), or when the call into Python fails.
  *
+ * The floating-point mode: jaxlib calls PJRT with the calling thread's denormals flushed (its
+ * x86 MXCSR with FTZ and DAZ set), and the plugin's work runs in that thread: IREE's inline
+ * calls, numpy's conversions of constants when a module is imported.  F32 1e-39 + 0 gave 0
+ * (XLA:CPU: 1e-39), a bf16 constant 2^-133 became 0 (JAX's lax_numpy_operators_test
+ * testSpacingSubnormals).  So every call that enters the plugin's code (each slot forwarded
+ * to the inner table, Execute made here) runs with flushing off and the caller's mode given
+ * back after it (fp_enter, fp_leave), as XLA's compiler does (ScopedDontFlushDenormal).
+ *
  * Nothing here takes a lock or calls Python while holding anything: jaxlib calls PJRT with
  * or without the GIL, the calls into Python take it (PyGILState_Ensure), and keep an
  * exception JAX may have pending when it calls (PyErr_Fetch / PyErr_Restore).  The shared
@@ -248,6 +256,69 @@ static PJRT_Error *buffer_ready_event(void *p) {
     a->out = &READY_EVENT;
     return NULL;
 }
+
+/* ---- the floating-point mode of the plugin's calls (see the top) ---------------------- */
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+typedef unsigned int fp_mode;
+#define FP_FLUSH 0x8040u                        /* MXCSR: FTZ (bit 15), DAZ (bit 6) */
+static inline fp_mode fp_get(void) { return _mm_getcsr(); }
+static inline void fp_set(fp_mode m) { _mm_setcsr(m); }
+#elif defined(__aarch64__)
+typedef uint64_t fp_mode;
+#define FP_FLUSH ((1ull << 24) | (1ull << 19))  /* FPCR: FZ, FZ16 */
+static inline fp_mode fp_get(void) { fp_mode m; __asm__ volatile("mrs %0, fpcr" : "=r"(m)); return m; }
+static inline void fp_set(fp_mode m) { __asm__ volatile("msr fpcr, %0" : : "r"(m)); }
+#else
+typedef unsigned int fp_mode;
+#define FP_FLUSH 0u
+static inline fp_mode fp_get(void) { return 0; }
+static inline void fp_set(fp_mode m) { (void)m; }
+#endif
+
+/* Flushing of denormals turned off; the caller's mode, for fp_leave. */
+static inline fp_mode fp_enter(void) {
+    fp_mode m = fp_get();
+    if (m & FP_FLUSH)
+        fp_set(m & ~(fp_mode)FP_FLUSH);
+    return m;
+}
+
+static inline void fp_leave(fp_mode m) {
+    if (m & FP_FLUSH)
+        fp_set(m);
+}
+
+/* The inner table's entries of the slots forwarded through a trampoline (FORWARDED[k] for
+   slot k), and the trampolines: slot k's entry called with flushing off. */
+#define MAX_FORWARDED 256
+static entry_fn FORWARDED[MAX_FORWARDED];
+
+static inline PJRT_Error *forwarded_call(size_t k, void *args) {
+    fp_mode m = fp_enter();
+    PJRT_Error *e = FORWARDED[k](args);
+    fp_leave(m);
+    return e;
+}
+
+#define TRAMPOLINE(h, l) static PJRT_Error *fwd_##h##l(void *args) { return forwarded_call(0x##h##l, args); }
+#define TRAMPOLINES(h) TRAMPOLINE(h, 0) TRAMPOLINE(h, 1) TRAMPOLINE(h, 2) TRAMPOLINE(h, 3) \
+    TRAMPOLINE(h, 4) TRAMPOLINE(h, 5) TRAMPOLINE(h, 6) TRAMPOLINE(h, 7) TRAMPOLINE(h, 8) TRAMPOLINE(h, 9) \
+    TRAMPOLINE(h, a) TRAMPOLINE(h, b) TRAMPOLINE(h, c) TRAMPOLINE(h, d) TRAMPOLINE(h, e) TRAMPOLINE(h, f)
+TRAMPOLINES(0) TRAMPOLINES(1) TRAMPOLINES(2) TRAMPOLINES(3) TRAMPOLINES(4) TRAMPOLINES(5) TRAMPOLINES(6)
+TRAMPOLINES(7) TRAMPOLINES(8) TRAMPOLINES(9) TRAMPOLINES(a) TRAMPOLINES(b) TRAMPOLINES(c) TRAMPOLINES(d)
+TRAMPOLINES(e) TRAMPOLINES(f)
+#define ENTRY(h, l) fwd_##h##l,
+#define ENTRIES(h) ENTRY(h, 0) ENTRY(h, 1) ENTRY(h, 2) ENTRY(h, 3) ENTRY(h, 4) ENTRY(h, 5) ENTRY(h, 6) \
+    ENTRY(h, 7) ENTRY(h, 8) ENTRY(h, 9) ENTRY(h, a) ENTRY(h, b) ENTRY(h, c) ENTRY(h, d) ENTRY(h, e) ENTRY(h, f)
+static const entry_fn TRAMPOLINE_OF[MAX_FORWARDED] = {
+    ENTRIES(0) ENTRIES(1) ENTRIES(2) ENTRIES(3) ENTRIES(4) ENTRIES(5) ENTRIES(6) ENTRIES(7)
+    ENTRIES(8) ENTRIES(9) ENTRIES(a) ENTRIES(b) ENTRIES(c) ENTRIES(d) ENTRIES(e) ENTRIES(f)};
+
+/* the slots whose functions return nothing (not forwarded through a trampoline; they run
+   no float code) */
+static const char *const VOID_SLOTS[] = {"PJRT_Error_Destroy", "PJRT_Error_Message"};
 
 /* ---- the calls read here and run by Python ------------------------------------------ */
 
@@ -480,6 +551,7 @@ static PJRT_Error *execute(void *p) {
     PyObject *fn = LOAD(py_execute);
     if (fn == NULL || FINALIZING())
         return inner_execute(p);
+    fp_mode mode = fp_enter();
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);          /* (a pending exception of the caller's) */
@@ -487,6 +559,7 @@ static PJRT_Error *execute(void *p) {
     PyErr_Restore(type, value, traceback);
     if (done) {
         PyGILState_Release(gil);
+        fp_leave(mode);
         if (trace)
             fprintf(stderr, "xlair pjrt: PJRT_LoadedExecutable_Execute (made in C)\n");
         return NULL;
@@ -520,7 +593,10 @@ static PJRT_Error *execute(void *p) {
     }
     Py_XDECREF(r);
     PyGILState_Release(gil);
-    return forward ? inner_execute(p) : error;
+    if (forward)
+        error = inner_execute(p);
+    fp_leave(mode);
+    return error;
 }
 
 /* Buffer_Destroy, made here as api._destroy_buffer makes it: the handle dropped from the
@@ -637,6 +713,15 @@ void *xlair_shim_make(const api_t *inner, size_t table_bytes, const char *const 
     if (table == NULL)
         return NULL;
     memcpy(table, inner, table_bytes);
+    for (size_t i = 0; i < n_names && i < MAX_FORWARDED; i++) {
+        bool returns = inner->fn[i] != NULL;
+        for (size_t v = 0; v < sizeof VOID_SLOTS / sizeof VOID_SLOTS[0]; v++)
+            returns = returns && strcmp(names[i], VOID_SLOTS[v]) != 0;
+        if (returns) {
+            FORWARDED[i] = inner->fn[i];
+            table->fn[i] = TRAMPOLINE_OF[i];
+        }
+    }
     for (size_t k = 0; k < sizeof ANSWERS / sizeof ANSWERS[0]; k++) {
         size_t i = 0;
         while (i < n_names && strcmp(names[i], ANSWERS[k].name) != 0)
