@@ -39,9 +39,10 @@
  *
  * The floating-point mode: jaxlib calls PJRT with the calling thread's denormals flushed (its
  * x86 MXCSR with FTZ and DAZ set), and the plugin's work runs in that thread: IREE's inline
- * calls, numpy's conversions of constants when a module is imported.  F32 1e-39 + 0 gave 0
- * (XLA:CPU: 1e-39), a bf16 constant 2^-133 became 0 (JAX's lax_numpy_operators_test
- * testSpacingSubnormals).  So every call that enters the plugin's code (each slot forwarded
+ * calls, numpy's conversions of constants when a module is imported: a bf16 constant 2^-133
+ * became 0 (JAX's lax_numpy_operators_test testSpacingSubnormals).  (Arithmetic on subnormals
+ * in the compiled code is the code's own, as on XLA:CPU: F32 1e-39 * 1.5 is 0 on both.)  So
+ * every call that enters the plugin's code (each slot forwarded
  * to the inner table, Execute made here) runs with flushing off and the caller's mode given
  * back after it (fp_enter, fp_leave), as XLA's compiler does (ScopedDontFlushDenormal).
  *
