@@ -157,3 +157,10 @@ class Check:
 def types_of(*kinds: str) -> tuple[ElementType, ...]:
     from .types import ALL_TYPES
     return tuple(t for t in ALL_TYPES if t.kind in kinds)
+
+
+def require_floating(what: str, t: ElementType) -> None:
+    """The linear-algebra calls' rule on their matrices' type (LAPACK's routines and XLA's
+    decomposition targets, on the host or as device code): `what` names the call and operand."""
+    if not t.is_floating:
+        raise XlaError(f"{what} must have a floating-point or complex element type; got {show(t)}")

@@ -55,7 +55,7 @@ import re
 import numpy as np
 
 from xlair.dialect.attrs import Transpose
-from xlair.dialect.checks import XlaError
+from xlair.dialect.checks import XlaError, require_floating
 from xlair.dialect.core import lookup
 from xlair.dialect.ir import ir
 from xlair.dialect.types import S32, Shape
@@ -750,6 +750,7 @@ def expand(module: ir.Module) -> None:
                                                 if leaf.is_array})
         if name is None or not _wanted(opts, name, shapes):
             continue
+        require_floating(f"'xla.custom_call' {args['target_name']} operand 0", shapes[0].element_type)
         result = Shape.from_mlir(call.results[0].type)
         leaves = result.leaves()
         with ir.InsertionPoint(call), call.location:

@@ -269,6 +269,17 @@ def test_eigh_target_rejects_a_malformed_opaque():
         xla.compile(comp)(np.eye(3, dtype=np.float32))
 
 
+@pytest.mark.parametrize("n", [6, 300], ids=["device_code", "host"])
+def test_decomposition_target_rejects_integer_matrices(n):
+    """An S32 Qr is refused with the rule, as device code (small) and on the host (large),
+    where it had failed inside the expansion ('xla.sqrt' operand ...) or in LAPACK's lookup."""
+    arr, vec = xla.Shape(xla.S32, (2, n, n)), xla.Shape(xla.S32, (2, n))
+    comp = _program("qr", [arr], lambda x: O.custom_call("Qr", [x], xla.Shape.tuple([arr, vec])))
+    with pytest.raises(xla.XlaError, match=r"'xla.custom_call' Qr operand 0 must have a floating-point "
+                                           r"or complex element type; got S32"):
+        xla.compile(comp)(np.ones((2, n, n), np.int32))
+
+
 # -- the importer and the targets -----------------------------------------------------------
 def _lowered(fn, *args):
     return jax.jit(fn).lower(*args).as_text()
