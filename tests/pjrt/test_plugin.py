@@ -183,17 +183,56 @@ def test_qr_of_16_bit_floats():
 
 def test_unimplemented_call_is_a_clean_error():
     out = run("""
-        from jax.experimental.serialize_executable import serialize
+        from jax.experimental import topologies
         a = jnp.ones(3)
         try:
-            serialize(jax.jit(lambda v: v + 1).lower(a).compile())
+            topologies.get_topology_desc(platform="xlair")
             raise AssertionError("no error")
-        except jax.errors.JaxRuntimeError as e:
-            assert "UNIMPLEMENTED" in str(e) and "PJRT_Executable_Serialize" in str(e), e
+        except NotImplementedError as e:
+            assert "UNIMPLEMENTED" in str(e) and "PJRT_TopologyDescription_Create" in str(e), e
         assert jax.devices()[0].memory_stats() is None                # (UNIMPLEMENTED: None)
         assert np.array_equal(np.asarray(a + 1), [2, 2, 2])           # and the plugin goes on
     """)
     assert "OK" in out
+
+
+@pytest.mark.parametrize("table", ["shim", "ctypes"])
+def test_serialized_executable_loads_in_another_process(table, tmp_path):
+    """jax.experimental.serialize_executable: an executable serialized in one process (the
+    StableHLO it was compiled from, PJRT_Executable_Serialize) is loaded in another whose
+    compile cache is empty (PJRT_Executable_DeserializeAndLoad compiles it) and runs right;
+    bytes the plugin did not write are a clean error."""
+    blob = tmp_path / "exe.pickle"
+    shim = {"XLAIR_PJRT_SHIM": "0"} if table == "ctypes" else {}
+    run(f"""
+        import pickle
+        from jax.experimental.serialize_executable import serialize
+        x = np.arange(12, dtype=np.float32).reshape(3, 4) / 5
+        f = jax.jit(lambda a, b: (jnp.sin(a) @ b, a.sum(axis=1)))
+        with open({str(blob)!r}, "wb") as fh:
+            pickle.dump(serialize(f.lower(x, x.T).compile()), fh)
+    """, env_extra=shim)
+    run(f"""
+        import pickle, xlair.pjrt
+        from jax.experimental.serialize_executable import deserialize_and_load
+        assert xlair.pjrt.table() == {table!r}, xlair.pjrt.table()
+        with open({str(blob)!r}, "rb") as fh:
+            data, in_tree, out_tree = pickle.load(fh)
+        g = deserialize_and_load(data, in_tree, out_tree)
+        x = np.arange(12, dtype=np.float32).reshape(3, 4) / 5
+        prod, sums = g(x, x.T)
+        assert prod.devices() == {{XL}}, prod.devices()
+        x64 = x.astype(np.float64)
+        np.testing.assert_allclose(np.asarray(prod), np.sin(x64) @ x64.T, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(sums), x64.sum(axis=1), rtol=1e-6)
+        bad = data.replace(b"xlair PJRT executable 1", b"xlair PJRT executable 9")
+        try:
+            deserialize_and_load(bad, in_tree, out_tree)
+            raise AssertionError("no error")
+        except jax.errors.JaxRuntimeError as e:
+            assert "INVALID_ARGUMENT" in str(e) and "not an executable serialized by the xlair PJRT plugin" in str(e), e
+        assert np.array_equal(np.asarray(g(x, x.T)[1]), np.asarray(sums))    # and the plugin goes on
+    """, env_extra={**shim, "XLAIR_CACHE_DIR": str(tmp_path / "cache")})
 
 
 @pytest.mark.parametrize("table", ["ctypes", "shim"])

@@ -289,6 +289,12 @@ ARGS = {
                                               ("dims", P), ("dim_sizes", P)),
     "PJRT_Executable_OutputMemoryKinds": _args("A", ("executable", P), ("num_outputs", c_size_t),
                                                ("memory_kinds", P), ("memory_kind_sizes", P)),
+    "PJRT_Executable_Serialize": _args("A", ("executable", P), *_out_str("serialized_bytes"),
+                                       ("serialized_executable", P), ("serialized_executable_deleter", P)),
+    "PJRT_Executable_DeserializeAndLoad": _args(
+        "A", ("client", P), ("serialized_executable", P), ("serialized_executable_size", c_size_t),
+        ("loaded_executable", P), ("overridden_serialized_compile_options", P),
+        ("overridden_serialized_compile_options_size", c_size_t)),
     "PJRT_Buffer_Destroy": _args("A", ("buffer", P)),
     "PJRT_Buffer_ElementType": _args("A", ("buffer", P), ("type", c_int)),
     "PJRT_Buffer_Dimensions": _args("A", ("buffer", P), ("dims", P), ("num_dims", c_size_t)),

@@ -625,6 +625,37 @@ def LoadedExecutable_GetDeviceAssignment(a):
     a.serialized_device_assignment_deleter = ctypes.cast(_DELETER, ctypes.c_void_p).value
 
 
+class _Serialized:
+    """The bytes of a serialized executable, held for C until its deleter runs."""
+
+    def __init__(self, data: bytes):
+        self.buf = ctypes.create_string_buffer(data, len(data))
+
+
+def _release(handle) -> None:
+    _live.pop(handle or 0, None)
+
+
+_RELEASE = abi.DELETER(_release)
+
+
+@impl
+def Executable_Serialize(a):
+    data = engine.serialize(_exe(a))
+    s = _Serialized(data)
+    a.serialized_bytes, a.serialized_bytes_size = ctypes.addressof(s.buf), len(data)
+    a.serialized_executable = _h(s)
+    a.serialized_executable_deleter = ctypes.cast(_RELEASE, ctypes.c_void_p).value
+
+
+@impl
+def Executable_DeserializeAndLoad(a):
+    c = _client(a)
+    data = ctypes.string_at(a.serialized_executable, a.serialized_executable_size) if a.serialized_executable else b""
+    e = engine.deserialize_executable(c, data)
+    a.loaded_executable = _h_exe(e, e)
+
+
 @impl
 def LoadedExecutable_Delete(a):
     _exe(a).delete()

@@ -212,6 +212,34 @@ def compile_program(client: Client, code: bytes, fmt: str) -> Executable:
     return Executable(client, deserialize(code, fmt, generic=True))
 
 
+#: the first bytes of an executable serialized by the plugin (PJRT_Executable_Serialize)
+SERIAL_MAGIC = b"xlair PJRT executable 1\n"
+
+
+def serialize(e: Executable) -> bytes:
+    """An executable, serialized: the StableHLO module it was compiled from, after a mark.  No
+    machine code: DeserializeAndLoad compiles the module again, which xlair's compile cache
+    (and its trust rules, artifacts.distrust) makes a load where the artifact is cached, so
+    bytes from elsewhere (JAX's `deserialize_and_load` warns against untrusted ones) run only
+    code this machine's compiler made."""
+    return SERIAL_MAGIC + e.text.encode()
+
+
+def deserialize_executable(client: Client, data: bytes) -> Executable:
+    """The executable `serialize` wrote, compiled for (or loaded from the cache of) `client`'s
+    target."""
+    if not data.startswith(SERIAL_MAGIC):
+        raise PjrtError(3, f"PJRT_Executable_DeserializeAndLoad: not an executable serialized by the xlair "
+                           f"PJRT plugin (it begins {SERIAL_MAGIC!r}); got {len(data)} bytes beginning "
+                           f"{data[:len(SERIAL_MAGIC)]!r}")
+    try:
+        text = data[len(SERIAL_MAGIC):].decode()
+    except UnicodeDecodeError as e:
+        raise PjrtError(3, f"PJRT_Executable_DeserializeAndLoad: the serialized module is not UTF-8 text "
+                           f"(byte {len(SERIAL_MAGIC) + e.start}); the bytes are damaged") from None
+    return Executable(client, text)
+
+
 def deserialize(code: bytes, fmt: str, generic: bool = False) -> str:
     """The text of the StableHLO module in a PJRT_Program: MLIR bytecode of a StableHLO portable
     artifact (what JAX sends), plain MLIR bytecode, or MLIR text; read with jaxlib's MLIR (which
