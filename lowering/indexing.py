@@ -9,7 +9,6 @@ from xlair.dialect.ir import arith, ir, tensor
 from xlair.dialect.ops.index_geometry import GatherGeometry, ScatterGeometry, clamp_start
 from xlair.dialect.types import S64, Shape
 
-from .reduction import pad_tensor
 from .registry import (options, affine_map, barrier, dynamic_offsets, empty, extract_scalar, extract_slice, fill, generic, index,
                        insert_slice, loop_index, lowers, reshape, scalar_const, tuple_of)
 from .scalar import emit_region
@@ -354,6 +353,25 @@ def lower_scatter(lw):
 FUSED_INDICES_MAX_BYTES = 16384
 
 
+def _with_scratch(x: ir.Value, s: Shape, rows: int) -> ir.Value:
+    """`x` with `rows` zero rows after its first dimension (the slab out-of-bounds updates
+    land in), made by a linalg.generic reading `x` with tensor.extract.  Not tensor.pad: IREE
+    3.13 makes that a fill and a copy of `x` into the padded buffer, and where its allocator
+    gave the two one place of one transient buffer (a scatter in a loop of jax.experimental.
+    ode's odeint), the copy had the same source and target range, which its HAL refuses at run
+    time: "source and target ranges overlap within the same buffer" (docs/iree-limits.md)."""
+    first = s.dims[0]
+    zero = scalar_const(s.element_type, 0)
+
+    def body(_o):
+        i = loop_index(0)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, i, index(first))
+        at = [arith.select(inside, i, index(0))] + [loop_index(d) for d in range(1, s.rank)]
+        return arith.select(inside, tensor.extract(x, at), zero)
+    out = Shape(s.element_type, [first + rows] + list(s.dims[1:]))
+    return generic([], [], [empty(out)], [affine_map(s.rank, list(range(s.rank)))], ["parallel"] * s.rank, body)[0]
+
+
 def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
     checked = plan.geo.checked_dims
     D, R, w = plan.D, plan.R, plan.w
@@ -393,8 +411,7 @@ def _linalg_ext_scatter(lw, plan: _ScatterPlan, which: int) -> ir.Value:
         nI = len(I)
     scratch = w[I[0]] if (checked and not unit) else 0         # batching starts always fit
     if scratch:
-        zero = scalar_const(et, 0)
-        orig = pad_tensor(orig, Shape(et, odims), [(0, scratch, 0)] + [(0, 0, 0)] * (len(odims) - 1), zero)
+        orig = _with_scratch(orig, Shape(et, odims), scratch)
     pdims = list(odims)
     pdims[0] += scratch
     win = pdims[:nI] + [w[d] for d in N]

@@ -164,12 +164,16 @@ def elementwise_while(lw):
         else:
             r = next(results)
             et = ir.RankedTensorType(r.type).element_type
-            # a scalar the host may hold (host_scalars.py); a boolean's tensor<1xi1> reshaped
-            # instead: IREE stores i1 tensors as i8 and left the from_elements of an i1 as it
-            # was ("'tensor.from_elements' op failed to verify that operand types match result
-            # element type": test_iree_from_elements_of_a_boolean_loop_result)
-            final.append(reshape(r, []) if et == ir.IntegerType.get_signless(1) else
-                         tensor.from_elements(ir.RankedTensorType.get([], et), [tensor.extract(r, [index(0)])]))
+            # an integer the host may hold (host_scalars.py); the others reshaped: a boolean's
+            # tensor<1xi1> (IREE stores i1 tensors as i8 and left the from_elements of an i1 as
+            # it was: "'tensor.from_elements' op failed to verify that operand types match
+            # result element type", test_iree_from_elements_of_a_boolean_loop_result), and a
+            # float or complex one, which the host computes nothing with: its from_elements was
+            # a read back (and a C128 one "'stream.async.splat' op operand #0 must be 8-bit ...
+            # or 64-bit signless integer", test_c128_scan_of_an_inner_loop_splat_of_128_bits)
+            host = et.typeid == ir.IntegerType.static_typeid and et != ir.IntegerType.get_signless(1)
+            final.append(tensor.from_elements(ir.RankedTensorType.get([], et), [tensor.extract(r, [index(0)])])
+                         if host else reshape(r, []))
     return from_builtin_leaves(final, state)
 
 

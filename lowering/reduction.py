@@ -22,7 +22,7 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.ops.reduction import dilated, resolve_padding
 from xlair.dialect.types import PRED, S64, Shape
 
-from .registry import complex_of, complex_parts, defining_op, fill_c128
+from .registry import complex_of, complex_parts, defining_op, fill_c128, scalar_parts
 from .registry import (affine_map, barrier, empty, extract_scalar, extract_slice, fill, generic, in_loop_body, index,
                        insert_slice, loop_index, lowers, options, reshape, scalar_const, set_cpu_tiles, tuple_of,
                        value_of)
@@ -36,22 +36,8 @@ def _init(out: Shape, init: ir.Value) -> ir.Value:
     made the init in a dispatch of its own and crashed reading its 128 bits back
     ("getTypeBitWidth", the eigenvectors of a real F64 matrix; docs/iree-limits.md)."""
     if out.element_type.name == "c128":
-        return fill_c128(out, *_scalar_parts(init))
+        return fill_c128(out, *scalar_parts(init))
     return fill(out, extract_scalar(init))
-
-
-def _scalar_parts(v: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """The (re, im) scalars of the complex scalar tensor `v`: its constant parts where it is an
-    xla.complex of two constants (as the builder, the importer and lowering/emit.py make
-    complex constants), else the parts of its element."""
-    from xlair.dialect.ir import complex_d
-    d = defining_op(v)
-    if d is not None and d.name == "xla.complex" and all(
-            getattr(defining_op(x), "name", None) in ("xla.constant", "arith.constant") for x in d.operands):
-        re, im = (extract_scalar(x) for x in d.operands)
-        return re, im
-    s = extract_scalar(v)
-    return complex_d.re(s), complex_d.im(s)
 
 
 def _planar_sum(x: ir.Value, init: ir.Value, out: Shape, dims) -> ir.Value:
@@ -60,7 +46,7 @@ def _planar_sum(x: ir.Value, init: ir.Value, out: Shape, dims) -> ir.Value:
     workgroup memory and crashed reading its bit width (ConvertToNVVMPass on CUDA,
     GPUDistributeSharedMemoryCopyPass on Vulkan; docs/iree-limits.md).  The same additions."""
     part = out.with_type(out.element_type.component)
-    accs = [fill(part, s) for s in _scalar_parts(init)]
+    accs = [fill(part, s) for s in scalar_parts(init)]
     red = linalg.ReduceOp([a.type for a in accs], list(complex_parts(x)), accs, dims)
     ft = part.element_type.builtin_type()
     block = red.regions[0].blocks.append(ft, ft, ft, ft)

@@ -282,6 +282,35 @@ def fill_c128(shape: Shape, re_s: ir.Value, im_s: ir.Value) -> ir.Value:
     return made
 
 
+_CONSTANTS = ("xla.constant", "arith.constant")
+
+
+def is_constant_scalar(v: ir.Value) -> bool:
+    """Whether the rank-0 tensor `v` is a constant: one, or an xla.complex of two (as the
+    builder, the importer and lowering/emit.py make complex constants)."""
+    d = defining_op(v)
+    return d is not None and (d.name in _CONSTANTS or d.name == "xla.complex" and all(
+        getattr(defining_op(x), "name", None) in _CONSTANTS for x in d.operands))
+
+
+def scalar_parts(v: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The (re, im) scalars of the complex scalar tensor `v`: its constant parts where it is an
+    xla.complex of two constants, else the parts of its element."""
+    from xlair.dialect.ir import complex_d
+    d = defining_op(v)
+    if d is not None and d.name == "xla.complex" and is_constant_scalar(v):
+        re, im = (extract_scalar(x) for x in d.operands)
+        return re, im
+    s = extract_scalar(v)
+    return complex_d.re(s), complex_d.im(s)
+
+
+def complex_fill(shape: Shape, v: ir.Value) -> ir.Value:
+    """A complex tensor of `shape` with every element the element of the rank-0 tensor `v`
+    (read on the host: for constants, see is_constant_scalar)."""
+    return fill_c128(shape, *barrier(*scalar_parts(v)))
+
+
 def complex_parts(x: ir.Value) -> tuple[ir.Value, ir.Value]:
     """The planar (re, im) tensors of a complex tensor: one generic."""
     from xlair.dialect.ir import complex_d

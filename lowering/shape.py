@@ -9,8 +9,9 @@ from xlair.dialect.ir import arith, ir, linalg, tensor
 from xlair.dialect.types import S64, Shape
 
 from .elementwise import convert_scalar
-from .registry import (affine_map, barrier, broadcast_scalar, builtin_type, empty, extract_scalar, extract_slice, fill, generic, index,
-                       insert_slice, loop_index, lowers, reassociation, reshape, value_of)
+from .registry import (affine_map, barrier, broadcast_scalar, builtin_type, complex_fill, empty, extract_scalar,
+                       extract_slice, fill, generic, index, is_constant_scalar, insert_slice, loop_index, lowers,
+                       options, reassociation, reshape, value_of)
 
 
 def dense_attr(array: np.ndarray, t: ir.Type) -> ir.Attribute:
@@ -40,7 +41,15 @@ def lower_iota(lw):
 
 
 def broadcast_in_dim(x: ir.Value, src: Shape, out: Shape, bdims) -> ir.Value:
-    """Broadcast `x` (shape src) to `out`, operand dim i landing on out dim bdims[i]."""
+    """Broadcast `x` (shape src) to `out`, operand dim i landing on out dim bdims[i].  A complex
+    constant scalar is a fill (complex_fill): broadcast, IREE 3.13 has no splat of it but a
+    dispatch without operands, and where several arrays that start from it are updated in
+    place (a scan's stacked complex outputs, in a loop's peeled trip) it copies it for each by
+    running that dispatch again, then CSE merges the copies back into one buffer that every
+    update writes (jax.experimental.ode's complex gradients wrong; docs/iree-limits.md)."""
+    if src.rank == 0 and out.element_type.is_complex and options().desc.complex_constant_fills and \
+            is_constant_scalar(x):
+        return complex_fill(out, x)
     expanding = any(src.dims[i] == 1 and out.dims[d] != 1 for i, d in enumerate(bdims))
     if not expanding and list(bdims) == sorted(bdims):
         if src.rank == out.rank:

@@ -140,6 +140,13 @@ class TargetDescription:
     #: complex scatter crashed (getIntOrFloatBitWidth in setScatterLoweringConfig), so every
     #: complex `x.at[i].set(v)` failed to compile for CUDA and ROCm
     complex_scatter_dense: bool = False
+    #: a broadcast of a complex constant scalar as a planar fill of opaque parts
+    #: (registry.complex_fill): broadcast, IREE 3.13 ran its operand-less dispatch again for each
+    #: array a peeled trip updates in place and CSE merged the runs into one buffer (a scan's
+    #: complex outputs mixed on the CPU, docs/iree-limits.md).  Measured on the CPU; on Vulkan
+    #: the fill made IREE's VM read a null buffer in every form of complex det's loops
+    #: (iree-org/iree#24753), so the GPU targets keep the broadcast until a GPU measures it
+    complex_constant_fills: bool = False
 
     # --- cost thresholds ------------------------------------------------------------------
     #: IREE's data tiling only for programs with a contraction of at least this many
@@ -179,10 +186,10 @@ _CPU_DATA_TILING_WORK = 1 << 27
 #: invoking native function hal.command_buffer.dispatch")
 CPU = TargetDescription("cpu", max_bindings=32, max_reads=24, device_loops="dispatch", wide_math=True,
                         cpu_kernels=True, conv_patches=True, host_slice_offsets=True, host_linalg=True,
-                        data_tiling_work=_CPU_DATA_TILING_WORK)
+                        data_tiling_work=_CPU_DATA_TILING_WORK, complex_constant_fills=True)
 #: no target in particular: the CPU's limits and numerics, none of its own kernels or loops
 PORTABLE = TargetDescription(None, max_bindings=32, max_reads=24, wide_math=True, conv_patches=True,
-                             host_slice_offsets=True, host_linalg=True)
+                             host_slice_offsets=True, host_linalg=True, complex_constant_fills=True)
 #: IREE's CUDA HAL: IREE_HAL_CUDA_MAX_DISPATCH_BINDING_COUNT = 16 (native_executable.c checks
 #: each export's binding count when the module is loaded)
 CUDA = TargetDescription("cuda", max_bindings=16, max_reads=12, device_loops="thread", loop_chunk=16,

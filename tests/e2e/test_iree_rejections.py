@@ -735,3 +735,57 @@ def test_failed_to_legalize_operation_mului_extended_sin_of_a_broadcast_product(
     prod = (a * x).astype(np.float64)          # the product rounded as the program rounds it
     ulp = np.spacing(np.abs(np.sin(prod)).astype(dtype)).astype(np.float64)
     assert np.all(np.abs(got - np.sin(prod)) <= 4 * np.maximum(ulp, np.finfo(dtype).tiny))
+
+
+def _scan_with_inner_loop(x, n):
+    """A reverse scan whose body runs a While, stacking four outputs (their zeros one constant)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    def body(c, xi):
+        _, y = lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 0.5 + xi), (0, xi))
+        return c + y, (xi * 2, jnp.exp(xi), y, c - xi)
+    return lax.scan(body, jnp.zeros((), x.dtype), x, reverse=True)[1]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_c128_scan_of_an_inner_loop_splat_of_128_bits(target, dtype):
+    """A scan's stacked complex outputs start from one complex zero, which the peeled first trip
+    updates in place four times.  IREE 3.13 has no splat of a complex constant: it made it a
+    dispatch, copied it for each update by running that dispatch again, then CSE merged the
+    copies into one buffer every update wrote (C64: the last row of all four outputs mixed, no
+    error); and the inner loop's complex result, read back on the host to be a rank-0 tensor,
+    was "'stream.async.splat' op operand #0 must be 8-bit ... or 64-bit signless integer" for
+    C128.  Complex constant splats are planar fills of opaque parts, and a loop's non-integer
+    scalar result a reshape.  Against jax.jit on XLA:CPU."""
+    jax = pytest.importorskip("jax")
+    if dtype == np.complex128 and target == "vulkan":
+        pytest.skip("C128 is not computed on Vulkan")
+    x = (np.arange(10) * (0.5 + 0.25j)).astype(dtype)
+    with jax.enable_x64(dtype == np.complex128):
+        got = xla.jit(_scan_with_inner_loop, target=target)(x, np.int32(3))
+        want = jax.jit(_scan_with_inner_loop, backend="cpu")(x, np.int32(3))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def test_buffer_may_be_null_complex_odeint_gradient():
+    """jax.experimental.ode's odeint of a complex ODE, differentiated: IREE's VM would read a
+    null buffer in every form of the program's loops ("may be null in vm.call
+    @hal.command_buffer.copy_buffer", iree-org/iree#24753), from the complex zeros its scans
+    stack into (see test_c128_scan_of_an_inner_loop_splat_of_128_bits).  Against jax.jit.
+    The CPU's: Vulkan keeps the broadcast form and still fails so (docs/iree-limits.md)."""
+    target = "cpu"
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental.ode import odeint
+
+    def f(y0, ts, alpha):
+        return odeint(lambda y, t, a: a * y * jnp.exp(-t).astype(y.dtype), y0, ts, alpha).real.sum()
+    g = jax.grad(f, argnums=(0, 2))
+    y0, alpha = np.complex64(1 + 2j), np.complex64(3 + 4j)
+    ts = np.linspace(0., 1., 11).astype(np.float32)
+    got = xla.jit(g, target=target)(y0, ts, alpha)
+    want = jax.jit(g, backend="cpu")(y0, ts, alpha)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5)

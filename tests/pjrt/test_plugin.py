@@ -181,6 +181,25 @@ def test_qr_of_16_bit_floats():
     """)
 
 
+def test_source_and_target_ranges_overlap_complex_odeint_second_order_gradients():
+    """JAX's ode_test test_complex_odeint: second-order reverse gradients of a complex odeint,
+    checked by check_grads against numerical differences.  A scatter into the padded operand
+    was a copy with the same source and target range in one buffer, which IREE's HAL refused:
+    "source and target ranges overlap within the same buffer" (the padded operand is a
+    linalg.generic now); with that fixed, complex zeros shared by a scan's outputs gave wrong
+    gradients (see test_iree_rejections.py test_c128_scan_of_an_inner_loop_splat_of_128_bits)."""
+    run("""
+        from jax.experimental.ode import odeint
+        from jax._src import test_util as jtu
+        def f(y0, ts, alpha):
+            return odeint(lambda y, t, a: a * y * jnp.exp(-t).astype(y.dtype), y0, ts, alpha).real
+        with jax.numpy_dtype_promotion("standard"):
+            jtu.check_grads(f, (1 + 2j, jnp.linspace(0., 1., 11), 3 + 4j), modes=["rev"], order=2,
+                            atol=1e-1, rtol=1e-1)
+        assert jnp.linspace(0., 1., 11).devices() == {XL}
+    """)
+
+
 def test_unimplemented_call_is_a_clean_error():
     out = run("""
         from jax.experimental import topologies
