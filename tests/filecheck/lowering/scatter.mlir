@@ -1,11 +1,16 @@
 // RUN: xlair-opt %s -p xla-to-iree-input | filecheck %s
 
-// Row updates: the operand gets a scratch row (tensor.pad), indices become i64 and any start
+// Row updates: the operand gets a scratch row (a linalg.generic reading it, zero past its 10
+// rows: not tensor.pad, which IREE made a copy onto itself), indices become i64 and any start
 // out of [0, 10 - 1] is sent to the scratch row; IREE's iree_linalg_ext.scatter applies the
 // updates (region order: update, current - the computation gets current first); the scratch
 // row is cut off.
 // CHECK-LABEL: func.func @rows
-// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 0] high[1, 0]
+// CHECK-NOT: tensor.pad
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<11x4xf32>)
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c10 : index
+// CHECK: %[[V:.*]] = tensor.extract %arg0[
+// CHECK: arith.select %[[IN]], %[[V]], %cst : f32
 // CHECK: %[[IDX:.*]] = linalg.generic
 // CHECK: %[[I:.*]] = arith.extsi %{{.*}} : i32 to i64
 // CHECK: %[[OK:.*]] = arith.cmpi ule, %[[I]], %c9_i64 : i64
