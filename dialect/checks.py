@@ -163,4 +163,6 @@ def require_floating(what: str, t: ElementType) -> None:
     """The linear-algebra calls' rule on their matrices' type (LAPACK's routines and XLA's
     decomposition targets, on the host or as device code): `what` names the call and operand."""
     if not t.is_floating:
-        raise XlaError(f"{what} must have a floating-point or complex element type; got {show(t)}")
+        cid = spec_id("CustomCall")
+        raise XlaError(cite(f"{what} must have a floating-point or complex element type; got {show(t)}", cid),
+                       op="custom_call", constraint=cid)
