@@ -159,10 +159,10 @@ def types_of(*kinds: str) -> tuple[ElementType, ...]:
     return tuple(t for t in ALL_TYPES if t.kind in kinds)
 
 
-def require_floating(what: str, t: ElementType) -> None:
+def require_floating(target: str, t: ElementType) -> None:
     """The linear-algebra calls' rule on their matrices' type (LAPACK's routines and XLA's
-    decomposition targets, on the host or as device code): `what` names the call and operand."""
+    decomposition targets, on the host or as device code): `target` names the custom call's
+    target, `t` is its operand 0's element type."""
     if not t.is_floating:
-        cid = spec_id("CustomCall")
-        raise XlaError(cite(f"{what} must have a floating-point or complex element type; got {show(t)}", cid),
-                       op="custom_call", constraint=cid)
+        Check("custom_call").fail(f"{target} operand 0", "must have a floating-point or complex element type",
+                                  t, cid=spec_id("CustomCall"))

@@ -750,7 +750,7 @@ def expand(module: ir.Module) -> None:
                                                 if leaf.is_array})
         if name is None or not _wanted(opts, name, shapes):
             continue
-        require_floating(f"'xla.custom_call' {args['target_name']} operand 0", shapes[0].element_type)
+        require_floating(args["target_name"], shapes[0].element_type)
         result = Shape.from_mlir(call.results[0].type)
         leaves = result.leaves()
         with ir.InsertionPoint(call), call.location:

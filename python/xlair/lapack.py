@@ -303,7 +303,7 @@ def _target(target_name: str):
         if args[0].dtype != dt:
             raise XlaError(f"'xla.custom_call' {target_name} operand 0 must be {dt}; got {args[0].dtype}")
         et = element_type(dt)
-        require_floating(f"'xla.custom_call' {target_name} operand 0", et)
+        require_floating(target_name, et)
         if et.is_float and et.bits < 32:
             # XLA's decomposition targets of F16, BF16 (or F8: XLA's expanders take any float
             # type; LAPACK has none under 32 bits: a BF16 Qr raised KeyError, shape_poly_test's
