@@ -18,7 +18,7 @@ DEB_PACKAGES ?= mesa-vulkan-drivers openmpi-bin libopenmpi-dev gcc libc6-dev
 # uses its Python-built PJRT table (slower per call) and this says so.
 SHIM := python/xlair/pjrt/libxlair_pjrt_shim.so
 
-.PHONY: demo test test-gpu-compile status jax-tests fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
+.PHONY: demo test test-full test-gpu-compile status jax-tests fuzz bench bench-avx2 bench-gpu-artifacts bench-gpu clean conformance system-deps
 
 $(STAMP): pyproject.toml | $(SHIM)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,7 +67,8 @@ PORTABLE_SAMPLE := $(addprefix tests/e2e/test_,elementwise.py spec_examples.py e
                      device_loops.py) \
                    tests/fuzz/test_fuzz_quick.py
 
-# The whole suite, in parallel, then the portable sample; docs/status.md is regenerated from the
+# The suite in its quick profile (a fixed sample of the slowest parametrized checks: the
+# `sample` and `full` marks, tests/conftest.py), in parallel, then the portable sample; docs/status.md is regenerated from the
 # registry and the results, docs/models.md from the real-program suite's outcomes, docs/errors.md
 # (the constraint ids errors cite) from the op records.
 test: system-deps $(STAMP)
@@ -79,10 +80,17 @@ test: system-deps $(STAMP)
 	  $(PY) -m xlair.tools.errors -o docs/errors.md || rc=1; \
 	  $(PY) tests/models/report.py --results build/test-results/models -o docs/models.md || rc=1; exit $$rc
 
-# The linear algebra's GPU compile checks for every GPU target (`make test` compiles each
-# function for one of CUDA and ROCm in turn: tests/xlair_testing.py gpu_cases).
+# The whole suite: what `make test` does, every instance of every test (XLAIR_TEST_FULL=1: each
+# program and linear-algebra function compiled for CUDA and for ROCm, every shape and type of the
+# device-code linear algebra, every Vulkan case, the real-program suite under the plugin).  Long:
+# 3.5-4 hours of 2 cores with a cold compile cache (tests/xlair_testing.py FULL).
+test-full:
+	XLAIR_TEST_FULL=1 $(MAKE) test
+
+# The linear algebra's GPU compile checks for every GPU target and function (`make test`
+# compiles a sample of the functions, each for one of CUDA and ROCm in turn: gpu_cases).
 test-gpu-compile: system-deps $(STAMP)
-	XLAIR_GPU_COMPILE=all $(PY) -m pytest -n $(JOBS) tests/e2e/test_linalg_device.py -k compile
+	XLAIR_TEST_FULL=1 $(PY) -m pytest -n $(JOBS) tests/e2e/test_linalg_device.py -k compile
 
 # The StableHLO conformance suites through the importer and the CPU target (long: not part of
 # `make test`, which runs a sample); writes docs/conformance.md.

@@ -36,20 +36,48 @@ def _vulkan_rank(item):
     return (0 if "f32" in tokens else 1, sizes, item.callspec.id)
 
 
+def _sampled_out(group: list, mark) -> list:
+    """The instances of one test that a `sample` mark leaves to the full profile: with
+    `every=N`, all but every N-th (in collection order); with `per="param"`, all but one per
+    value of that parameter, the other parameters' combinations taking turns (the k-th value
+    runs its k-th combination), so that every value is checked in some combination."""
+    per, every = mark.kwargs.get("per"), mark.kwargs.get("every", 1)
+    if per:
+        by: dict = {}
+        for item in group:
+            by.setdefault(repr(item.callspec.params[per]), []).append(item)
+        keep = {id(g[k % len(g)]) for k, g in enumerate(by.values())}
+    else:
+        keep = {id(item) for i, item in enumerate(group) if i % every == 0}
+    return [item for item in group if id(item) not in keep]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Vulkan runs on lavapipe here, 30-100x slower than the CPU: each end-to-end test runs on
-    Vulkan once, in its representative instance (see _vulkan_rank), unless XLAIR_VULKAN_ALL=1."""
-    if os.environ.get("XLAIR_VULKAN_ALL") == "1":
+    """The quick profile (`make test`; `make test-full` sets XLAIR_TEST_FULL=1, see
+    xlair_testing.FULL) leaves out the instances marked `full` and those a `sample` mark samples
+    out (_sampled_out).  And Vulkan runs on lavapipe here, 30-100x slower than the CPU: each
+    end-to-end test runs on Vulkan once there, in its representative instance (_vulkan_rank)."""
+    from xlair_testing import FULL
+    if FULL:
         return
-    groups: dict = {}
+    drop = [i for i in items if i.get_closest_marker("full")]
+    sampled: dict = {}
+    vulkan: dict = {}
     for item in items:
+        mark = item.get_closest_marker("sample")
+        if mark is not None:
+            sampled.setdefault((item.path, item.originalname), (mark, []))[1].append(item)
         cs = getattr(item, "callspec", None)
         if cs is not None and cs.params.get("target") == "vulkan":
-            groups.setdefault((item.path, item.originalname), []).append(item)
-    drop = {id(i) for group in groups.values() for i in sorted(group, key=_vulkan_rank)[1:]}
-    if drop:
-        config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])
-        items[:] = [i for i in items if id(i) not in drop]
+            vulkan.setdefault((item.path, item.originalname), []).append(item)
+    for mark, group in sampled.values():
+        drop += _sampled_out(group, mark)
+    for group in vulkan.values():
+        drop += sorted(group, key=_vulkan_rank)[1:]
+    ids = {id(i) for i in drop}
+    if ids:
+        config.hook.pytest_deselected(items=[i for i in items if id(i) in ids])
+        items[:] = [i for i in items if id(i) not in ids]
 
 
 @pytest.hookimpl(wrapper=True)

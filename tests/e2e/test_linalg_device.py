@@ -152,6 +152,7 @@ def _check(name, a, target, rtol=None):
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("shape", [(5, 5), (2, 4, 4)], ids=["5x5", "batch2x4x4"])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.sample(per="name")
 def test_device_form_on_cpu_matches_jax(name, shape, dt):
     if len(shape) > 2 and name in UNBATCHED:
         pytest.skip(f"jax's {name} takes one matrix")
@@ -161,6 +162,7 @@ def test_device_form_on_cpu_matches_jax(name, shape, dt):
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
 @pytest.mark.parametrize("shape", [(5, 5), (2, 4, 4)], ids=["5x5", "batch2x4x4"])
 @pytest.mark.parametrize("name", COMPLEX)
+@pytest.mark.sample(per="name")
 def test_complex_device_form_on_cpu_matches_jax(name, shape, dt):
     """Complex Cholesky, triangular solves, LU, QR and eigh as device code: LAPACK's results, the
     LU's pivots included (the pivot search compares |re| + |im|, as LAPACK's icamax does), and
@@ -183,6 +185,7 @@ def test_complex_lu_takes_lapacks_pivot_where_modulus_and_cabs1_disagree():
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
 @pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (6, 2), (2, 6), (4, 1)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.sample(every=2)
 def test_complex_svd_and_eigh_of_small_matrices(shape, dt):
     """One pair a Jacobi step, or a complex QR of one or two columns: IREE 3.13 gave a 2x2 C128
     eigh wrong eigenvalues (two one-element sums in one buffer) and refused the SVD of a 6x2
@@ -347,6 +350,7 @@ def test_the_targets_table_names_what_is_expanded():
 
 
 @pytest.mark.parametrize("name,gpu", gpu_cases(sorted(FUNCTIONS)))
+@pytest.mark.sample(every=5)
 def test_compiles_for_gpus(name, gpu):
     for dt in (np.float32, np.float64) + ((np.complex64,) if name in COMPLEX else ()):
         with jax.enable_x64(dt in (np.float64, np.complex128)):
@@ -389,6 +393,7 @@ def _check_eig(a, got, want, tol):
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["c64", "c128"])
 @pytest.mark.parametrize("shape", [(1, 1), (2, 2), (5, 5), (2, 4, 4), (24, 24)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.sample(every=2)
 def test_complex_eig_device_form_on_cpu_matches_lapack(shape, dt):
     """zgeev as device code (lowering/schur.py): the Hessenberg form, the shifted QR algorithm
     with Givens rotations, ztrevc's back substitution and zgeev's scaling.  1x1 to 3x3 are
@@ -439,6 +444,7 @@ def test_complex_schur_device_form(shape, dt):
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (5, 5), (2, 4, 4)],
                          ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.sample(every=2)
 def test_real_eig_device_form_on_cpu_matches_lapack(shape, dt):
     """dgeev as device code: dlahqr's double-shift QR, dlanv2's standard 2x2 blocks (a complex
     pair adjacent, its positive imaginary part first, exactly conjugate), the eigenvectors of

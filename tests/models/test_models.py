@@ -52,6 +52,7 @@ def test_vulkan(model_result, name):
 
 @pytest.mark.parametrize("gpu", list(GPUS))
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.sample(every=7)
 def test_gpu_compiles(model_result, tmp_path, name, gpu):
     model_result(name, gpu)
     fn, args = PROGRAMS[name].make()

@@ -16,7 +16,7 @@ from xlair.lowering.device_loops import THREAD_ATTR
 from xlair.runtime import Executable
 from xlair.targets import target
 from xlair.vmcode import host_reads
-from xlair_testing import iree_compiled
+from xlair_testing import full_only, iree_compiled
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
 
@@ -62,7 +62,7 @@ def test_no_host_read_in_gpu_loops(name):
 
 
 @pytest.mark.parametrize("name", ["while_loop_collatz", "tolerance_loops", "scan_rnn", "cond_and_switch",
-                                  "random_distributions"])
+                                  full_only("random_distributions")])
 def test_gpu_loop_form_runs_right_on_the_cpu_backend(name):
     """The module lowered for CUDA, its loops in the "thread" form, compiled for the CPU:
     jax.jit's results (the form's meaning; IREE's GPU code for it is measured on a GPU)."""
