@@ -68,12 +68,14 @@ PORTABLE_SAMPLE := $(addprefix tests/e2e/test_,elementwise.py spec_examples.py e
                    tests/fuzz/test_fuzz_quick.py
 
 # The suite in its quick profile (a fixed sample of the slowest parametrized checks: the
-# `sample` and `full` marks, tests/conftest.py), in parallel, then the portable sample; docs/status.md is regenerated from the
+# `sample` and `full` marks, tests/conftest.py), in parallel (worksteal: a worker that runs out takes
+# tests queued for the other; with xdist's default one worker ran the last 20-odd minutes of a cold
+# run alone), naming its 25 slowest tests, then the portable sample; docs/status.md is regenerated from the
 # registry and the results, docs/models.md from the real-program suite's outcomes, docs/errors.md
 # (the constraint ids errors cite) from the op records.
 test: system-deps $(STAMP)
 	rm -rf build/test-results
-	$(PY) -m pytest -n $(JOBS) tests; rc=$$?; \
+	$(PY) -m pytest -n $(JOBS) --dist worksteal --durations=25 tests; rc=$$?; \
 	  echo "== the end-to-end sample compiled for $(PORTABLE_CPU)"; \
 	  XLAIR_CPU=$(PORTABLE_CPU) XLAIR_TEST_TARGETS=cpu $(PY) -m pytest -n $(JOBS) $(PORTABLE_SAMPLE) || rc=1; \
 	  $(PY) -m xlair.tools.status --results build/test-results -o docs/status.md || rc=1; \

@@ -60,7 +60,9 @@ def render(results: dict) -> str:
              "of the last `make test` (do not edit).  Each program runs through `xlair.jit` and `jax.jit`",
              "on the same inputs and every output leaf is compared (tests/models/test_models.py).  cpu and",
              "vulkan (lavapipe, a subset) run and compare; cuda (sm_80) and rocm (gfx942) compile and the",
-             "artifact is inspected with iree-dump-module.", "",
+             "artifact is inspected with iree-dump-module: every program for both in `make test-full`, a",
+             "fixed sample of them, each for one of the two, in `make test` (its quick profile; the others",
+             "read \"not run\").", "",
              "| program | kind | what it exercises | xla ops (kinds) | cpu | vulkan | cuda | rocm |",
              "|---|---|---|---|---|---|---|---|"]
     counts = collections.Counter()
