@@ -85,7 +85,7 @@ test: system-deps $(STAMP)
 # The whole suite: what `make test` does, every instance of every test (XLAIR_TEST_FULL=1: each
 # program and linear-algebra function compiled for CUDA and for ROCm, every shape and type of the
 # device-code linear algebra, every Vulkan case, the real-program suite under the plugin).  Long:
-# 3.5-4 hours of 2 cores with a cold compile cache (tests/xlair_testing.py FULL).
+# about 3.9 hours of test time, 2 hours of wall time on 2 cores, with a cold compile cache (tests/xlair_testing.py FULL).
 test-full:
 	XLAIR_TEST_FULL=1 $(MAKE) test
 

@@ -30,8 +30,9 @@ E2E_TARGETS = _e2e_targets()
 #: parameters (each program for each GPU target, the device-code linear algebra's matrix of
 #: functions, shapes and types, the real-program suite under the plugin): a test marked
 #: `sample` or `full` runs there in part or not at all (tests/conftest.py).  A cold `make test`
-#: measured 3.5-4 hours of a 2-core AMD EPYC's time with the whole matrix (2026-12-02), against
-#: CI's limit of 90 minutes.  XLAIR_GPU_COMPILE=all and XLAIR_VULKAN_ALL=1 are older names of it.
+#: with the whole matrix measured about 3.9 hours of test time, 2 hours of wall time on a 2-core
+#: AMD EPYC (2026-12-02), against CI's limit of 90 minutes.  XLAIR_GPU_COMPILE=all and
+#: XLAIR_VULKAN_ALL=1 are older names of it.
 FULL = (os.environ.get("XLAIR_TEST_FULL") == "1" or os.environ.get("XLAIR_GPU_COMPILE") == "all"
         or os.environ.get("XLAIR_VULKAN_ALL") == "1")
 
