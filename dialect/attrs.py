@@ -11,7 +11,6 @@ import numbers
 import re
 from typing import Any, Sequence
 
-import ml_dtypes
 import numpy as np
 
 from .checks import Check, XlaError
@@ -234,6 +233,7 @@ def literal_value(a: ir.Attribute) -> np.ndarray:
     t = ir.ShapedType(a.type)
     shape = Shape(from_mlir_element(t.element_type), t.shape)
     if shape.element_type is BF16:
+        bfloat16 = BF16.dtype
         # numpy cannot read bf16 from the bindings: read the text.  MLIR prints raw data as
         # "0x..." bytes, or elements as decimals that round-trip and special values (inf, nan,
         # subnormals) as hex bit patterns (0x7F80).
@@ -243,9 +243,9 @@ def literal_value(a: ir.Attribute) -> np.ndarray:
             bits = np.frombuffer(bytes.fromhex(body.strip('"')[2:]), dtype=np.uint16)
         else:
             bits = np.array([int(x, 16) if x.startswith("0x") else
-                             np.float32(x).astype(ml_dtypes.bfloat16).view(np.uint16)
+                             np.float32(x).astype(bfloat16).view(np.uint16)
                              for x in _NUMBER.findall(body)], dtype=np.uint16)
-        vals = bits.view(ml_dtypes.bfloat16)
+        vals = bits.view(bfloat16)
         return np.full(shape.dims, vals[0]) if vals.size == 1 else vals.reshape(shape.dims).copy()
     arr = np.array(ir.DenseElementsAttr(a))
     return arr.astype(shape.dtype, copy=False).reshape(shape.dims)

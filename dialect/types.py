@@ -7,9 +7,9 @@ lowered; a tuple shape is the builtin `tuple<...>`; a token is the opaque `!xla.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Sequence
 
-import ml_dtypes
 import numpy as np
 
 from .errors import XlaError
@@ -24,9 +24,16 @@ class ElementType:
     name: str          # XLA spelling in shapes: pred, s32, u8, bf16, c64 ...
     mlir: str          # type in the xla dialect: i1, i32, ui8, bf16, complex<f32>
     builtin: str       # type after lowering: unsigned become signless
-    dtype: np.dtype    # numpy dtype of a host array of this type
+    numpy: str         # numpy dtype of a host array of this type, by name ('bfloat16': ml_dtypes')
     bits: int          # width of one element
     kind: str          # 'pred' | 'sint' | 'uint' | 'float' | 'complex'
+
+    @cached_property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of a host array of this type.  BF16's comes from ml_dtypes, imported
+        when first asked for: its import takes about a second (numpy registers its casts one by
+        one), which every `xlair-opt` would pay otherwise."""
+        return np.dtype(_ml_dtype(self.numpy) if self.numpy in _ML_DTYPES else self.numpy)
 
     def __repr__(self) -> str:
         return self.name.upper()
@@ -68,8 +75,18 @@ class ElementType:
         return _parse_type(self.builtin)
 
 
+#: the element types whose numpy dtype ml_dtypes defines
+_ML_DTYPES = ("bfloat16",)
+
+
+def _ml_dtype(name: str):
+    import ml_dtypes
+    return getattr(ml_dtypes, name)
+
+
 def _et(name, mlir, dtype, bits, kind, builtin=None):
-    return ElementType(name, mlir, builtin or mlir, np.dtype(dtype), bits, kind)
+    return ElementType(name, mlir, builtin or mlir, dtype if isinstance(dtype, str) else np.dtype(dtype).name,
+                       bits, kind)
 
 
 PRED = _et("pred", "i1", np.bool_, 1, "pred")
@@ -82,7 +99,7 @@ U16 = _et("u16", "ui16", np.uint16, 16, "uint", "i16")
 U32 = _et("u32", "ui32", np.uint32, 32, "uint", "i32")
 U64 = _et("u64", "ui64", np.uint64, 64, "uint", "i64")
 F16 = _et("f16", "f16", np.float16, 16, "float")
-BF16 = _et("bf16", "bf16", ml_dtypes.bfloat16, 16, "float")
+BF16 = _et("bf16", "bf16", "bfloat16", 16, "float")
 F32 = _et("f32", "f32", np.float32, 32, "float")
 F64 = _et("f64", "f64", np.float64, 64, "float")
 C64 = _et("c64", "complex<f32>", np.complex64, 64, "complex")
@@ -96,7 +113,8 @@ FLOATS = (F16, BF16, F32, F64)
 COMPLEX = (C64, C128)
 _BY_NAME = {t.name: t for t in ALL_TYPES}
 _BY_MLIR = {t.mlir: t for t in ALL_TYPES}
-_BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
+_BY_NUMPY = {t.numpy: t for t in ALL_TYPES}
+_BY_DTYPE = {t.dtype: t for t in ALL_TYPES if t.numpy not in _ML_DTYPES}   # (BF16: by name, below)
 #: longest spelling first (`i16` before `i1`), for Shape.parse
 _BY_LENGTH = sorted(ALL_TYPES, key=lambda t: -len(t.mlir))
 
@@ -107,12 +125,16 @@ def element_type(x) -> ElementType:
         return x
     if isinstance(x, str) and x.lower() in _BY_NAME:
         return _BY_NAME[x.lower()]
+    if isinstance(x, str) and x in _ML_DTYPES:
+        x = _ml_dtype(x)
     try:
         dt = np.dtype(x)
     except TypeError:
         dt = None
     if dt is not None and dt in _BY_DTYPE:
         return _BY_DTYPE[dt]
+    if dt is not None and dt.name in _ML_DTYPES and dt == _BY_NUMPY[dt.name].dtype:
+        return _BY_NUMPY[dt.name]
     raise TypeError(f"not an XLA element type: {x!r}")
 
 

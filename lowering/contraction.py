@@ -44,11 +44,12 @@ def _regroup(v: ir.Value, dims, groups, expand: bool = False) -> ir.Value:
     return tensor.CollapseShapeOp(ir.RankedTensorType.get(collapsed, et), v, reassociation(reassoc)).result
 
 
-_NAMED = {  # (batch, lhs free, rhs free) present -> linalg named op
-    (False, True, True): linalg.matmul, (False, True, False): linalg.matvec,
-    (False, False, True): linalg.vecmat, (False, False, False): linalg.dot,
-    (True, True, True): linalg.batch_matmul, (True, True, False): linalg.batch_matvec,
-    (True, False, True): linalg.batch_vecmat,
+_NAMED = {  # (batch, lhs free, rhs free) present -> linalg named op (by name: IREE's linalg
+    # module is imported when a lowering first needs it, not by xlair-opt's start)
+    (False, True, True): "matmul", (False, True, False): "matvec",
+    (False, False, True): "vecmat", (False, False, False): "dot",
+    (True, True, True): "batch_matmul", (True, True, False): "batch_matvec",
+    (True, False, True): "batch_vecmat",
 }
 
 
@@ -70,7 +71,7 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     if k == 0:                                        # an empty sum
         return fill(out, scalar_const(et, 0))
     has = (nb > 0, nm > 0, nn > 0)
-    named = _NAMED.get(has) if nk > 0 and k > 1 and not et.is_complex else None
+    named = getattr(linalg, _NAMED[has]) if nk > 0 and k > 1 and not et.is_complex else None
     # the type the operands are multiplied in: the result's, or F16 / BF16 operands of an F32
     # result as they are (their products are exact in F32: the same sums, without converting)
     ot = lhs_s.element_type

@@ -320,3 +320,43 @@ def test_target_is_a_pass_option(capsys, tmp_path, pipeline, kernel):
     rc, out, err = run_opt(capsys, tmp_path, SORT, "-p", pipeline)
     assert rc == 0, err
     assert ("flow.dispatch @xlair_radix" in out) == kernel and "xla." not in out
+
+
+#: what xlair-opt's start must not import: each costs a lit run's every file (240 processes).
+#: ml_dtypes takes about a second (numpy registers its casts one by one; ml_dtypes 0.7.0 on an
+#: AMD EPYC), IREE's linalg module about 0.13 s (its op DSL builds every named op).
+HEAVY_AT_START = ("ml_dtypes", "iree.compiler.dialects.linalg", "jax")
+
+
+def test_xlair_opt_starts_without_the_heavy_imports():
+    code = ("import sys, xlair.tools.opt; "
+            f"print([m for m in {HEAVY_AT_START!r} if m in sys.modules])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "[]", f"xlair-opt's start imports {r.stdout.strip()}"
+
+
+def test_bf16_without_ml_dtypes_imported_first():
+    """BF16's numpy dtype is ml_dtypes' bfloat16, imported when first asked for: a fresh
+    process gets it from the type, a BF16 literal, and element_type of the dtype and its name
+    (1.5 and -2.25 are exact in BF16; 3.140625 is pi rounded to BF16's 8 bits, hand-derived)."""
+    code = "\n".join([
+        "import sys, numpy as np",
+        "import xlair as xla",
+        "from xlair.dialect.types import BF16, element_type",
+        "from xlair.dialect.attrs import literal_value",
+        "from xlair.dialect.ir import context, ir",
+        "assert 'ml_dtypes' not in sys.modules",
+        "import ml_dtypes",
+        "assert BF16.dtype == np.dtype(ml_dtypes.bfloat16)",
+        "assert element_type(ml_dtypes.bfloat16) is BF16 and element_type('bfloat16') is BF16",
+        "assert element_type(np.dtype(ml_dtypes.bfloat16)) is BF16 and element_type('bf16') is BF16",
+        "with context():",
+        "    a = ir.Attribute.parse('dense<[1.5, -2.25, 3.14159]> : tensor<3xbf16>')",
+        "    v = literal_value(a)",
+        "assert v.dtype == BF16.dtype, v.dtype",
+        "print(v.astype(np.float64).tolist())",
+    ])
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "[1.5, -2.25, 3.140625]"
