@@ -71,7 +71,8 @@ def lower_dot_general(lw, dn: DotDimensionNumbers):
     if k == 0:                                        # an empty sum
         return fill(out, scalar_const(et, 0))
     has = (nb > 0, nm > 0, nn > 0)
-    named = getattr(linalg, _NAMED[has]) if nk > 0 and k > 1 and not et.is_complex else None
+    name = _NAMED.get(has) if nk > 0 and k > 1 and not et.is_complex else None   # (batch only: none)
+    named = getattr(linalg, name) if name else None
     # the type the operands are multiplied in: the result's, or F16 / BF16 operands of an F32
     # result as they are (their products are exact in F32: the same sums, without converting)
     ot = lhs_s.element_type
