@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from xlair.dialect.checks import XlaError
-from xlair.dialect.types import PRED, Shape
+from xlair.dialect.types import PRED, Shape, element_type
 
 from ..arrays import Array
 from ..device import layout, mapped
@@ -265,7 +265,7 @@ def host_array(data: int, type_name: str, dims: tuple, byte_strides: tuple | Non
     """A numpy view of host memory at address `data` (dense row-major when `byte_strides` is
     None)."""
     import ctypes
-    dtype = np.dtype(type_name) if type_name != "bfloat16" else _bfloat16()
+    dtype = element_type(type_name).dtype          # (abi.BUFFER_TYPES: numpy names of XLA types)
     n = int(np.prod(dims, dtype=np.int64))
     if n == 0:
         return np.zeros(dims, dtype)
@@ -287,11 +287,6 @@ def _dense_strides(dims: tuple, itemsize: int) -> tuple:
         strides.append(step)
         step *= max(d, 1)
     return tuple(reversed(strides))
-
-
-def _bfloat16():
-    import ml_dtypes
-    return np.dtype(ml_dtypes.bfloat16)
 
 
 def check(cond: bool, message: str, code: int = 3) -> None:
