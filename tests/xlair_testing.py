@@ -45,6 +45,28 @@ def gpu_cases(cases: list, gpus: tuple = ("cuda", "rocm")) -> list[tuple]:
             if FULL or i % len(gpus) == j]
 
 
+def once_per_run(tmp_path_factory, worker_id: str, key: str, compute):
+    """compute()'s JSON-able value, computed once for the whole test run: under xdist the
+    workers share it (the first to take the lock computes it and writes it beside the workers'
+    temporary folders, the others wait and read it), so that a module fixture whose tests
+    xdist's worksteal splits between the workers (a steal takes the tail of a worker's queue)
+    does not run its expensive part twice.  Without xdist it is simply compute()."""
+    if worker_id == "master":
+        return compute()
+    import fcntl
+    import hashlib
+    import json
+    shared = tmp_path_factory.getbasetemp().parent      # (this run's, shared by its workers)
+    path = shared / f"once-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    with open(shared / (path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return json.loads(path.read_text())
+        value = compute()
+        path.write_text(json.dumps(value))
+        return value
+
+
 def full_only(*values):
     """A parametrized case that runs only in the full profile (`make test-full`)."""
     return pytest.param(*values, marks=pytest.mark.full)

@@ -17,6 +17,7 @@ pytest.importorskip("jax")
 MODELS = pathlib.Path(__file__).resolve().parent.parent / "models"
 sys.path.insert(0, str(MODELS))
 from model_programs import PROGRAMS  # noqa: E402
+from xlair_testing import once_per_run  # noqa: E402
 
 CHILD = r"""
 import json, sys, traceback
@@ -46,22 +47,26 @@ for name in NAMES:
 
 
 @pytest.fixture(scope="module")
-def outcomes(request):
-    """The outcome of each program this run selected (the quick profile samples them)."""
+def outcomes(request, tmp_path_factory, worker_id):
+    """The outcome of each program this run selected (the quick profile samples them), from one
+    child for the whole run: both xdist workers may hold some of this module's tests."""
     names = sorted({it.callspec.params["name"] for it in request.session.items
                     if it.path == request.path and hasattr(it, "callspec")})
-    env = {**os.environ, "JAX_PLATFORMS": "xlair,cpu"}
-    p = subprocess.run([sys.executable, "-c", CHILD, str(MODELS), "xlair", ",".join(names)], env=env,
-                       capture_output=True, text=True,
-                       timeout=3000)   # (all 41 compiled: 25 minutes did not suffice on a cold cache beside another worker)
-    found = {}
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            rec = json.loads(line[len("RESULT "):])
-            found[rec["name"]] = rec["bad"]
-    assert p.returncode == 0 and len(found) == len(names), (
-        f"rc={p.returncode}, {len(found)} of {len(names)} programs reported\n{p.stderr[-4000:]}")
-    return found
+
+    def run_child() -> dict:
+        env = {**os.environ, "JAX_PLATFORMS": "xlair,cpu"}
+        p = subprocess.run([sys.executable, "-c", CHILD, str(MODELS), "xlair", ",".join(names)], env=env,
+                           capture_output=True, text=True,
+                           timeout=3000)   # (all 41 compiled: 25 minutes did not suffice on a cold cache beside another worker)
+        found = {}
+        for line in p.stdout.splitlines():
+            if line.startswith("RESULT "):
+                rec = json.loads(line[len("RESULT "):])
+                found[rec["name"]] = rec["bad"]
+        assert p.returncode == 0 and len(found) == len(names), (
+            f"rc={p.returncode}, {len(found)} of {len(names)} programs reported\n{p.stderr[-4000:]}")
+        return found
+    return once_per_run(tmp_path_factory, worker_id, "pjrt-programs:" + ",".join(names), run_child)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
