@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 
 import numpy as np
 
@@ -209,27 +208,80 @@ def _sort_infer(chk, operands, comparator, dimension=-1, is_stable=False):
     return first if len(operands) == 1 else Shape.tuple(operands)
 
 
+#: rows of at most this many elements are sorted by the reference from a table of the
+#: comparator's answers for every pair of their elements, computed in batched calls; longer rows
+#: ask the comparator once a comparison
+SORT_TABLE_MAX = 2048
+_SORT_BATCH = 1 << 20       # the most pairs one batched comparator call computes
+
+
+class _Before:
+    """A sort key: element i goes before element j when the comparator says so (`<` is the one
+    question Python's sort asks)."""
+    __slots__ = ("i", "before")
+
+    def __init__(self, i, before):
+        self.i, self.before = i, before
+
+    def __lt__(self, other):
+        return self.before(self.i, other.i)
+
+
 def _sort_ref(operands, comparator, dimension=-1, is_stable=False, *, result):
+    """Each row along `dimension` in the order of Python's stable sort, which asks only whether
+    an element goes before another: comparator(x_i, x_j, y_i, y_j, ...) of the operands.  A stable
+    order is also a valid unstable one."""
     xs = [np.asarray(x) for x in operands]
     d = dimension % xs[0].ndim
     moved = [np.moveaxis(x, d, -1) for x in xs]
-    outs = [np.empty_like(m) for m in moved]
     n = moved[0].shape[-1]
-    for idx in itertools.product(*[range(k) for k in moved[0].shape[:-1]]):
-        rows = [m[idx] for m in moved]
-
-        def less(i, j):
-            args = []
-            for r in rows:
-                args += [r[i], r[j]]
-            return bool(comparator(*args))
-
-        order = sorted(range(n), key=functools.cmp_to_key(
-            lambda i, j: -1 if less(i, j) else (1 if less(j, i) else 0)))
-        for o, r in zip(outs, rows):
-            o[idx] = r[order]
-    outs = [np.moveaxis(o, -1, d) for o in outs]
+    if n <= 1 or moved[0].size == 0:
+        outs = [x.copy() for x in xs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    rows = [m.reshape(-1, n) for m in moved]
+    outs = [r.copy() for r in rows]
+    count = rows[0].shape[0]
+    step = max(1, _SORT_BATCH // (n * n)) if n <= SORT_TABLE_MAX else 1
+    for k0 in range(0, count, step):
+        k1 = min(count, k0 + step)
+        tables = _before_tables(comparator, [r[k0:k1] for r in rows]) if n <= SORT_TABLE_MAX else None
+        for k in range(k0, k1):
+            if tables is not None:
+                t = tables[k - k0].tolist()
+                before = lambda i, j, t=t: t[i][j]   # noqa: E731
+            else:
+                row = [r[k] for r in rows]
+                before = functools.partial(_asks, comparator, row)
+            order = sorted(range(n), key=lambda i, b=before: _Before(i, b))
+            for o, r in zip(outs, rows):
+                o[k] = r[k][order]
+    outs = [np.moveaxis(o.reshape(m.shape), -1, d) for o, m in zip(outs, moved)]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _before_tables(comparator, rows) -> np.ndarray:
+    """table[k, i, j]: does element i of row k go before its element j, for rows of n elements
+    (n * n * len(rows) <= _SORT_BATCH, or one row), in batched comparator calls of at most
+    _SORT_BATCH pairs."""
+    count, n = rows[0].shape
+    table = np.empty((count, n, n), bool)
+    step = max(1, _SORT_BATCH // (count * n))
+    for i0 in range(0, n, step):
+        i1 = min(n, i0 + step)
+        shape = (count, i1 - i0, n)
+        args = []
+        for r in rows:
+            args += [np.broadcast_to(r[:, i0:i1, None], shape), np.broadcast_to(r[:, None, :], shape)]
+        table[:, i0:i1] = comparator(*args, batch=shape)
+    return table
+
+
+def _asks(comparator, row, i, j) -> bool:
+    """Does element i of the row go before element j: one comparator call."""
+    args = []
+    for r in row:
+        args += [r[i], r[j]]
+    return bool(comparator(*args))
 
 
 def _sort_bind(operands, comparator, dimension=-1, is_stable=False):

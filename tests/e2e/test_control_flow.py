@@ -208,8 +208,8 @@ def _bits(x):
 @pytest.mark.parametrize("et", SORT_TYPES, ids=[t.name for t in SORT_TYPES])
 def test_sort_one_key(covers, target, et, n):
     """Plain and total-order less/greater-than, along both dimensions, stable with duplicates
-    and signed zeros: bit for bit against numpy's stable sort (and, the short rows, against the
-    reference interpreter, which takes half a minute of a core for the long ones)."""
+    and signed zeros: bit for bit against numpy's stable sort, and against the reference
+    interpreter."""
     covers.add(target, "xla.sort")
     rng = np.random.default_rng(22)
     x = random_array(et, (3, n), rng, "small" if et.is_integer else "any")
@@ -231,7 +231,7 @@ def test_sort_one_key(covers, target, et, n):
     O.tuple(b, outs)
     comp = b.build()
     skip_if_unsupported(comp, target)
-    got = run_and_compare(comp, x, target=target) if n < 100 else xla.compile(comp, target=target)(x)
+    got = run_and_compare(comp, x, target=target)
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_array_equal(_bits(g), _bits(w), err_msg=f"result {i}")
 
@@ -248,14 +248,18 @@ def test_sort_total_order_nans_and_zeros(covers, target):
     assert np.all(np.diff(key.astype(np.int64)) >= 0)
 
 
-def test_sort_general_comparator(covers, target):
-    """A lexicographic comparator (key ascending, then payload descending), stable, three
-    operands: against numpy's lexsort (and, the short rows, the reference interpreter)."""
-    covers.add(target, "xla.sort")
-
+def _lex_comparator():
+    """(S32 key, F32 payload, U8 payload): key ascending, then the F32 payload descending."""
     def lex(b, a0, b0, a1, b1, a2, b2):
         O.or_(O.lt(a0, b0), O.and_(O.eq(a0, b0), O.gt(a1, b1)))
-    lexc = comp_of(lex, *[Shape(t, ()) for t in (S32, S32, F32, F32, U8, U8)])
+    return comp_of(lex, *[Shape(t, ()) for t in (S32, S32, F32, F32, U8, U8)])
+
+
+def test_sort_general_comparator(covers, target):
+    """A lexicographic comparator (key ascending, then payload descending), stable, three
+    operands: against numpy's lexsort and the reference interpreter."""
+    covers.add(target, "xla.sort")
+    lexc = _lex_comparator()
     rng = np.random.default_rng(23)
     for n in (9, 500):
         k = rng.integers(0, 4, (2, n)).astype(np.int32)
@@ -264,11 +268,35 @@ def test_sort_general_comparator(covers, target):
         c = comp_of(lambda b, k, v, w: O.sort([k, v, w], lexc, 1, True),
                     Shape(S32, k.shape), Shape(F32, v.shape), Shape(U8, w.shape))
         skip_if_unsupported(c, target)
-        got = run_and_compare(c, k, v, w, target=target) if n < 100 else xla.compile(c, target=target)(k, v, w)
+        got = run_and_compare(c, k, v, w, target=target)
         for row in range(2):
             order = np.lexsort((-v[row], k[row]))
             for g, a in zip(got, (k, v, w)):
                 np.testing.assert_array_equal(g[row], a[row][order])
+
+
+@pytest.mark.parametrize("table_max", [2048, 8])
+def test_sort_reference_both_paths(monkeypatch, table_max):
+    """The reference interpreter's sort: rows of at most SORT_TABLE_MAX elements from a table of
+    batched comparator answers, longer rows one comparator call a comparison (SORT_TABLE_MAX=8
+    puts the n=40 rows on that path); empty rows and dimensions; a lexicographic comparator on
+    three operands along a middle dimension: against numpy's lexsort."""
+    from xlair.dialect.ops import control_flow
+    monkeypatch.setattr(control_flow, "SORT_TABLE_MAX", table_max)
+    lexc = _lex_comparator()
+    rng = np.random.default_rng(25)
+    for shape in [(3, 40, 2), (2, 5, 3), (2, 1, 3), (2, 0, 3), (0, 4, 1)]:
+        k = rng.integers(0, 4, shape).astype(np.int32)
+        v = np.round(rng.normal(size=shape), 1).astype(np.float32)
+        w = rng.integers(0, 255, shape).astype(np.uint8)
+        c = comp_of(lambda b, k, v, w: O.sort([k, v, w], lexc, 1, True),
+                    Shape(S32, k.shape), Shape(F32, v.shape), Shape(U8, w.shape))
+        got = xla.interpret(c, k, v, w)
+        for i in range(shape[0]):
+            for j in range(shape[2]):
+                order = np.lexsort((-v[i, :, j], k[i, :, j]))
+                for g, a in zip(got, (k, v, w)):
+                    np.testing.assert_array_equal(g[i, :, j], a[i, :, j][order], err_msg=f"{shape} {i} {j}")
 
 
 def test_sort_argsort_payload(covers, target):
