@@ -7,7 +7,8 @@ alias with tied ops"; measured: DynamicUpdateSlice of f32[8] and f32[512,512] pa
 Arguments that the runtime hands to a program without a copy (device-resident `xla.Array`s)
 must not be such destinations, so the runtime copies exactly those that are.
 
-`written_parameters(func)` follows each argument of the lowered function through the ops
+`written_parameters(func)` (and `parameter_aliases(func)`, which also names the results that
+may be an argument's buffer as it is) follows each argument of the lowered function through the ops
 that pass it on as the same tensor (casts, reshapes, slices, barriers, the branches of an
 scf.if, a function's return) and reports it written when it reaches anything else than a
 read it knows: the destination of a linalg or iree_linalg_ext op, of tensor.insert_slice or
@@ -44,9 +45,26 @@ DPS_DIALECTS = ("linalg.", "iree_linalg_ext.")
 
 def written_parameters(func: ir.Operation) -> list[int]:
     """The indices of `func`'s tensor arguments that IREE may write in place."""
-    block = func.regions[0].blocks[0]
-    return [i for i, arg in enumerate(block.arguments)
-            if is_tensor(arg.type) and _uses(arg)[0]]
+    return parameter_aliases(func)[0]
+
+
+def parameter_aliases(func: ir.Operation) -> tuple[list[int], list[int]]:
+    """(the indices of `func`'s tensor arguments that IREE may write in place, the positions
+    of its results that may be the buffer of an argument it does not write, or a view of one).
+    IREE returns such an argument's buffer view itself, or a view of its buffer, as the result
+    (measured: `return %arg0`, and a reshape of it): the runtime copies those results of
+    device-resident arrays, so that a result never shares an argument's memory, as XLA's
+    results do not (JAX's lax_numpy_test testArrayCopy: `jax.jit(jnp.copy)(x)` has a buffer
+    of its own)."""
+    written, returned = [], set()
+    for i, arg in enumerate(func.regions[0].blocks[0].arguments):
+        if is_tensor(arg.type):
+            w, passed = _uses(arg)
+            if w:
+                written.append(i)
+            else:
+                returned |= passed
+    return written, sorted(returned)
 
 
 #: calls followed into callees, at most this deep (deeper: written)

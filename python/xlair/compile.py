@@ -14,7 +14,7 @@ from xlair.dialect.checks import XlaError
 from xlair.dialect.core import functions
 from xlair.dialect.ir import context, func, ir, lock
 from xlair.lowering import pipeline
-from xlair.lowering.aliasing import written_parameters
+from xlair.lowering.aliasing import parameter_aliases
 from xlair.lowering.control_flow import CHUNK_ATTR
 from xlair.lowering.cost import CONTRACTIONS, heaviest_work
 from xlair.lowering.device_loops import STACK_ATTR, THREAD_ATTR
@@ -38,12 +38,15 @@ DATA_TILING_WORK = TARGETS["cpu"].desc.data_tiling_work
 def signature_json(comp: Computation, replicas: int = 1, host: list | None = None,
                    needs: cpus.Needs | None = None, work: int | None = None,
                    written: list[int] | None = None, stack: int | None = None,
-                   align: int | None = None, packed: list | None = None, form: list[str] | None = None) -> str:
+                   align: int | None = None, packed: list | None = None, form: list[str] | None = None,
+                   returned: list[int] | None = None) -> str:
     """The executable's signature; `host` lists its host call sites (python/xlair/host.py),
     `needs` what the code of a CPU artifact needs (triple, CPU and features: xlair.cpus),
     `work` the estimated work of its heaviest op (lowering/cost.py; the runtime picks the CPU
     driver by it), `written` the argument leaves IREE may update in place (lowering/aliasing.py;
-    the runtime copies those of device-resident arrays), `stack` the bytes of stack its CPU
+    the runtime copies those of device-resident arrays), `returned` the result leaves that may
+    be an argument's buffer as it is (lowering/aliasing.py; the runtime copies those results
+    of device-resident arrays), `stack` the bytes of stack its CPU
     dispatches ask for when more than IREE's default (lowering/device_loops.py stack_limit: run
     on local-task, the workers' stacks must hold it), `align` the alignment (bytes) the CPU code
     assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT: the runtime passes arrays aligned so
@@ -63,6 +66,8 @@ def signature_json(comp: Computation, replicas: int = 1, host: list | None = Non
         d["work"] = work
     if written is not None:
         d["written"] = written
+    if returned:
+        d["returned"] = returned
     if stack is not None:
         d["stack"] = stack
     if align is not None:
@@ -105,7 +110,7 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
         if HOST_CALLS_ATTR in module.operation.attributes:
             del module.operation.attributes[HOST_CALLS_ATTR]
         main = _main(module)
-        written = written_parameters(main)
+        written, returned = parameter_aliases(main)
         if len(main.regions[0].blocks[0].arguments) != sum(len(p.leaves()) for p in src.program_shape.params):
             written = None          # arguments are not the parameters' leaves one for one: say nothing
         packed = None
@@ -121,11 +126,17 @@ def lower(comp: Computation, replicas: int = 1, target_name: str | None = None,
                            if not first <= w < first + n_groups]
             packed_entry.add_leaf_entry(module, run, first, out_first)
             main = _main(module)
+            # (of the leaf entry point's results: the packed one's share the groups' buffers
+            # at most, and the Arrays of a pack's leaves get buffers of their own, Array.buffer_for)
+            returned = parameter_aliases(main)[1]
+        if len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results) != \
+                len(comp.program_shape.result.leaves()):
+            returned = None         # results are not the result's leaves one for one: say nothing
         attrs = module.operation.attributes
         stack = ir.IntegerAttr(attrs[STACK_ATTR]).value if STACK_ATTR in attrs else None
         main.attributes["iree.reflection"] = ir.DictAttr.get(
             {"xlair.signature": ir.StringAttr.get(signature_json(comp, replicas, host, needs, work, written, stack,
-                                                                align, packed, form))})
+                                                                align, packed, form, returned))})
         return module
 
 

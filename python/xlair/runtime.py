@@ -123,6 +123,13 @@ class Executable:
         #: argument leaves IREE may update in place (lowering/aliasing.py): an xla.Array
         #: passed there is copied first.  Artifacts made before the signature said: all.
         self._written = frozenset(sig.get("written", range(len(self._leaves_in))))
+        #: result leaves that may be an argument's buffer as IREE returns it: those the signature
+        #: names (lowering/aliasing.py: an argument returned as it is or as a view), and those the
+        #: first call with Arrays finds (`_shared_results`: where IREE folded an op into its
+        #: operand, `x * 1`, `select(true, x, y)`).  Made Arrays, they are copied, so that no
+        #: result shares an argument's memory, as XLA's results do not.
+        self._returned = frozenset(sig.get("returned", ()))
+        self._probed = False
         host_mapped = self._host_memory
         #: the alignment the CPU code assumes of its buffers (targets.CPU_BUFFER_ALIGNMENT):
         #: numpy arguments aligned so are passed without a copy; None (artifacts made before
@@ -345,6 +352,11 @@ class Executable:
                     results = [Array(get(i, view), s, device, self.target) if not s.is_token
                                else _from_device(device, get(i, view), s, copy=False)
                                for i, s in enumerate(self._leaves_out)]
+                    if not self._probed:
+                        self._probed = True
+                        self._returned |= _shared_results(outs, ins)
+                    if self._returned:
+                        _own_buffers(results, self._returned, device, self._host_memory)
                 else:
                     results = []
                     reads = []       # the results read back from the device: (index, view, shape)
@@ -497,13 +509,20 @@ def _call_path(exe: Executable):
                 if push_leaves(push, flat[stop:], after) is None:
                     return None
                 results = run(packed_fn, args, len(packed_outs))
-                if results is IREE_FAILED or out_first is None:
-                    return results if results is IREE_FAILED else arrays_of(results, outs)
+                if results is IREE_FAILED:
+                    return results
+                if out_first is None:
+                    out = arrays_of(results, outs)
+                    if exe._returned:
+                        _own_buffers(out, exe._returned, device, True)
+                    return out
                 # the packed results: new Arrays of one Pack, without buffers of their own
                 out = arrays_of(results, packed_outs)
                 leaves = tuple(Array(None, s, device, target, dims, dtype) for s, dims, dtype in run_out)
                 Pack.of_results(leaves, key, out[out_first:out_first + n_groups])
                 out[out_first:out_first + n_groups] = leaves
+                if exe._returned:           # (the leaves' positions again)
+                    _own_buffers(out, exe._returned, device, True)
                 return out
         args = new_list(n_in)
         arrays = resident is not None and n_in > 0     # (no arguments: numpy results)
@@ -525,7 +544,17 @@ def _call_path(exe: Executable):
         results = run(fn, args, n_out)
         if results is IREE_FAILED:
             return results
-        return arrays_of(results, outs) if arrays else numpy_of(results)
+        if not arrays:
+            return numpy_of(results)
+        out = arrays_of(results, outs)
+        if not exe._probed:         # the first call with Arrays: the results IREE returns as arguments
+            exe._probed = True
+            exe._returned |= _shared_results(results, args)
+            if not exe._returned:
+                call.resident = resident_spec
+        if exe._returned:
+            _own_buffers(out, exe._returned, device, True)
+        return out
 
     def run(fn, args, n):
         """IREE's results of fn on args (n of them), or IREE_FAILED."""
@@ -562,11 +591,32 @@ def _call_path(exe: Executable):
         return out
     # the resident call as data (RESIDENT's fields), for a caller in C that makes it without
     # this closure's bytecode: the PJRT plugin's Execute (pjrt/shim.c `call_resident`, 1-2 us
-    # less a call, bench/NOTES.md section 31)
-    call.resident = None if resident is None or not n_in else (
+    # less a call, bench/NOTES.md section 31); set once the first call with Arrays has found
+    # that no result is an argument's buffer (C makes each result an Array as it is)
+    resident_spec = None if resident is None or not n_in else (
         new_list, invoke, fn, lock, resident, target,
         tuple((s, dims, dtype) for s, (dtype, dims, _) in outs), Array, view, device)
+    call.resident = resident_spec if exe._probed and not exe._returned else None
     return call
+
+
+def _shared_results(results, args) -> frozenset:
+    """The positions of the results (IREE's VmVariantList of buffer views) whose buffer is the
+    buffer of one of the arguments (the list handed to IREE): `_returned`'s run-time half.  Once
+    a program (every pair: 0.1 us a pair)."""
+    view = _rt().HalBufferView
+    ins = [args.get_as_object(i, view).get_buffer() for i in range(len(args))]
+    return frozenset(i for i in range(len(results))
+                     if any(b == r for r in [results.get_as_object(i, view).get_buffer()] for b in ins))
+
+
+def _own_buffers(out: list, positions, device, host_memory: bool) -> None:
+    """Give the Arrays of `out` at `positions` buffers of their own (copies; a pack's leaf,
+    without a buffer, makes its own when asked: Array.buffer_for)."""
+    for i in positions:
+        r = out[i]
+        if type(r) is Array and r._bv is not None:
+            out[i] = Array(r.buffer_for(device, host_memory, True), r._shape, device, r._target)
 
 
 #: the fields of a call path's `resident` tuple (pjrt/shim.c reads them by position): IREE's

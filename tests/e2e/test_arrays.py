@@ -115,13 +115,46 @@ def test_iree_16168_dynamic_update_slice_would_write_the_argument_buffer():
     np.testing.assert_array_equal(np.asarray(x), [0, 0, 9, 9, 9, 0, 0, 0])
 
 
-def _lowered_main(text: str):
+def _mapped_address(a: xla.Array) -> int:
+    from xlair.device import layout, mapped
+    return mapped(a._bv, layout(a._shape)).ctypes.data
+
+
+def test_results_have_buffers_of_their_own():
+    """No result of a program shares an argument Array's buffer, as no XLA result does: not
+    where the program returns its argument as it is or a view of it (the signature's
+    "returned", lowering/aliasing.py), nor where IREE folds an op into its operand (x * 1,
+    select(true, x, y): found by the first call, runtime._shared_results).  Each is called
+    three times (the first call and the call path after it), by the general path as well."""
+    jnp = pytest.importorskip("jax").numpy
+    h = np.arange(16, dtype=np.float32)
+    x = xla.device_put(h)
+    cases = {"identity": (lambda a: a, h), "reshape": (lambda a: a.reshape(2, 8), h.reshape(2, 8)),
+             "slice": (lambda a: a[:4], h[:4]), "times one": (lambda a: a * 1.0, h),
+             "select": (lambda a: jnp.where(True, a, 0.0), h), "pair": (lambda a: (a + 1, a), (h + 1, h))}
+    for name, (f, want) in cases.items():
+        g = xla.jit(f)
+        for k in range(3):
+            got = g(x)
+            for r, w in (zip(got, want) if isinstance(got, tuple) else [(got, want)]):
+                assert isinstance(r, xla.Array), name
+                assert _mapped_address(r) != _mapped_address(x), (name, k)
+                np.testing.assert_array_equal(np.asarray(r), w, err_msg=name)
+    b = xla.Builder("identity")
+    b.parameter(0, Shape(F32, (16,)), "x")
+    exe = xla.compile(b.build(), target="cpu")
+    assert exe._returned == {0}           # named by the signature, before any call
+    exe._quick = exe._direct = None       # the general path
+    assert _mapped_address(exe(x)) != _mapped_address(x)
+
+
+def _lowered_main(text: str, what=aliasing.written_parameters):
     from xlair.dialect.ir import context, ir, lock
     with lock, context():
         m = ir.Module.parse(text)
         main = [op.operation for op in m.body.operations
                 if ir.StringAttr(op.attributes["sym_name"]).value == "main"][0]
-        return aliasing.written_parameters(main)
+        return what(main)
 
 
 def test_written_parameters_follows_views_calls_and_branches():
@@ -168,6 +201,32 @@ def test_written_parameters_follows_views_calls_and_branches():
     # an insert's destination.  a, c (inputs; a callee's read, whose result, a new tensor, is
     # written), d (what is inserted) and p (not a tensor) are read.
     assert _lowered_main(text) == [1, 4, 6, 7]
+    # no result is an argument it does not write: %6 and %9 pass on written ones
+    assert _lowered_main(text, aliasing.parameter_aliases) == ([1, 4, 6, 7], [])
+
+
+def test_returned_results_follow_views_calls_and_branches():
+    text = """
+    func.func private @same(%d: tensor<8xf32>) -> tensor<8xf32> {
+      return %d : tensor<8xf32>
+    }
+    func.func @main(%a: tensor<8xf32>, %b: tensor<2x4xf32>, %c: tensor<8xf32>, %p: i1, %e: tensor<8xf32>)
+                    -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+      %0 = tensor.empty() : tensor<8xf32>
+      %1 = linalg.copy ins(%a : tensor<8xf32>) outs(%0 : tensor<8xf32>) -> tensor<8xf32>
+      %2 = tensor.collapse_shape %b [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+      %3 = tensor.extract_slice %c[2] [4] [1] : tensor<8xf32> to tensor<4xf32>
+      %4 = scf.if %p -> tensor<8xf32> {
+        scf.yield %1 : tensor<8xf32>
+      } else {
+        scf.yield %e : tensor<8xf32>
+      }
+      %5 = func.call @same(%a) : (tensor<8xf32>) -> tensor<8xf32>
+      return %1, %2, %3, %4, %5, %1 : tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+    }"""
+    # 0 and 5: a new tensor (a copy of a); 1: b reshaped; 2: a slice of c; 3: e in one branch
+    # of an scf.if; 4: a, returned by a callee as it is
+    assert _lowered_main(text, aliasing.parameter_aliases) == ([], [1, 2, 3, 4])
 
 
 def test_arrays_stay_on_the_device_through_a_jax_training_loop():

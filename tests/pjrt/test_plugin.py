@@ -368,9 +368,10 @@ def test_modules_whose_custom_form_does_not_read_back():
 def test_unsafe_buffer_pointer_is_the_buffers_host_address():
     """unsafe_buffer_pointer() is the address of the buffer's memory: reading there gives its
     values; a computed array has another address, the same array the same one (lax_test's
-    testConvertElementTypeAvoidsCopies).  (An identity program's result is its argument's
-    buffer, IREE's way: jnp.array(a, copy=True) has a's address, so lax_numpy_test's
-    testArrayCopy still fails.)"""
+    testConvertElementTypeAvoidsCopies).  A jitted program's results have buffers of their own,
+    as XLA's do, also where IREE returns the argument's buffer (lowering/aliasing.py and
+    runtime._shared_results; lax_numpy_test's testArrayCopy): each called twice, the second
+    call through the C shim's Execute."""
     run("""
         import ctypes
         h = np.arange(6, dtype=np.float32)
@@ -381,6 +382,16 @@ def test_unsafe_buffer_pointer_is_the_buffers_host_address():
         b = a * 1
         assert b.unsafe_buffer_pointer() != p and np.array_equal(np.asarray(b), h)
         assert jnp.asarray(a).unsafe_buffer_pointer() == p
+        import copy
+        for f in [jnp.copy, jnp.asarray, copy.copy, lambda v: v.reshape(2, 3), lambda v: v[:4],
+                  lambda v: v * 1.0, lambda v: jnp.where(True, v, 0.0), lambda v: (v + 1, v)]:
+            g = jax.jit(f)
+            for _ in range(2):
+                r = jax.tree_util.tree_leaves(g(a))[-1]
+                assert r.unsafe_buffer_pointer() != p, f
+                assert np.array_equal(np.asarray(r).ravel(), h[:r.size]), f
+        a.delete()
+        assert not r.is_deleted() and np.array_equal(np.asarray(r), h)
     """)
 
 
