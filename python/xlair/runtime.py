@@ -352,11 +352,7 @@ class Executable:
                     results = [Array(get(i, view), s, device, self.target) if not s.is_token
                                else _from_device(device, get(i, view), s, copy=False)
                                for i, s in enumerate(self._leaves_out)]
-                    if not self._probed:
-                        self._probed = True
-                        self._returned |= _shared_results(outs, ins)
-                    if self._returned:
-                        _own_buffers(results, self._returned, device, self._host_memory)
+                    _own_results(self, results, outs, ins)
                 else:
                     results = []
                     reads = []       # the results read back from the device: (index, view, shape)
@@ -547,13 +543,10 @@ def _call_path(exe: Executable):
         if not arrays:
             return numpy_of(results)
         out = arrays_of(results, outs)
-        if not exe._probed:         # the first call with Arrays: the results IREE returns as arguments
-            exe._probed = True
-            exe._returned |= _shared_results(results, args)
-            if not exe._returned:
-                call.resident = resident_spec
-        if exe._returned:
-            _own_buffers(out, exe._returned, device, True)
+        probing = not exe._probed
+        _own_results(exe, out, results, args)
+        if probing and not exe._returned:
+            call.resident = resident_spec
         return out
 
     def run(fn, args, n):
@@ -598,6 +591,17 @@ def _call_path(exe: Executable):
         tuple((s, dims, dtype) for s, (dtype, dims, _) in outs), Array, view, device)
     call.resident = resident_spec if exe._probed and not exe._returned else None
     return call
+
+
+def _own_results(exe: Executable, out: list, results, args) -> None:
+    """Give the Arrays of a call's results `out` that may be an argument's buffer buffers of
+    their own (`exe._returned`; the first call with Arrays adds what `_shared_results` finds in
+    IREE's `results` and `args`)."""
+    if not exe._probed:
+        exe._probed = True
+        exe._returned |= _shared_results(results, args)
+    if exe._returned:
+        _own_buffers(out, exe._returned, exe._device, exe._host_memory)
 
 
 def _shared_results(results, args) -> frozenset:
